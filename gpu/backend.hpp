@@ -1,0 +1,104 @@
+// The prover backend interface: what a GPU worker runs for one partition.
+//
+// A synthesizer produces a partition (witness plus the a, b, c evaluations);
+// the backend turns it into the five MSM results (the NTTs of the odd-coset
+// step and the MSMs); a finalizer assembles the proof. The CPU backend
+// (gpu/cpu) and the CUDA backend (gpu/cuda) implement this one interface and
+// compute the same function, bit for bit.
+//
+// This header is plain C++ (no CUDA headers), so actors/ builds with the host
+// compiler only.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "memory/buffer.hpp"
+#include "zk/curves.hpp"
+#include "zk/groth16/proof.hpp"
+#include "zk/groth16/proving_key.hpp"
+
+namespace proofline::gpu {
+
+/// A synthesized partition, immutable once built and shared by handle.
+struct partition_base {
+  zk::curve_id curve = zk::curve_id::bn254;
+  virtual ~partition_base() = default;
+  /// Bytes held in the buffers below.
+  virtual std::size_t bytes() const = 0;
+};
+
+template <class C>
+struct partition final : partition_base {
+  memory::buffer<typename C::scalar> witness;  ///< n_vars values, standard form
+  memory::buffer<typename C::fr> a, b, c;      ///< domain_size values, Montgomery form
+
+  partition() { curve = C::id; }
+  std::size_t bytes() const override { return witness.bytes() + a.bytes() + b.bytes() + c.bytes(); }
+};
+
+using partition_ptr = std::shared_ptr<const partition_base>;
+
+/// The MSM results of one partition.
+struct result_base {
+  zk::curve_id curve = zk::curve_id::bn254;
+  virtual ~result_base() = default;
+};
+
+template <class C>
+struct result final : result_base {
+  zk::groth16::msm_results<C> msm;
+  result() { curve = C::id; }
+};
+
+using result_ptr = std::shared_ptr<const result_base>;
+
+/// One named interval of backend work, in microseconds on the steady clock
+/// (std::chrono::steady_clock, since its epoch). On the GPU these come from
+/// CUDA events, so they are device time, not host guesses.
+struct span {
+  std::string name;  ///< "upload", "ntt_a", "msm_h", ...
+  double start_us = 0;
+  double end_us = 0;
+};
+
+/// Optional observers of one prove() call.
+struct prove_hooks {
+  /// Called once the backend no longer reads the partition's host buffers
+  /// (its inputs are on the device, or consumed). The caller may then release
+  /// the bulk of the partition's memory reservation.
+  std::function<void()> inputs_consumed;
+  /// Receives the spans of the work done, in order.
+  std::vector<span>* spans = nullptr;
+};
+
+/// A failure inside the backend, with context ("cudaMalloc(...) at msm.cu:120:
+/// out of memory"). The GPU worker turns it into an error value for the job.
+class backend_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class backend {
+ public:
+  virtual ~backend() = default;
+  /// "cpu" or "cuda".
+  virtual const char* kind() const = 0;
+  /// For logs: "CPU backend, 16 threads" / "CUDA device 0: NVIDIA H200".
+  virtual std::string describe() const = 0;
+  /// NTTs and MSMs of one partition. Blocking; throws backend_error.
+  virtual result_ptr prove(const zk::groth16::key_ptr& key, const partition_ptr& part,
+                           const prove_hooks& hooks = {}) = 0;
+  /// Forgets per-key state (device-resident points); keys are otherwise
+  /// cached by address until evicted.
+  virtual void evict(const zk::groth16::proving_key_base* key) {}
+};
+
+/// The multithreaded CPU backend; threads = 0 uses every hardware thread.
+std::unique_ptr<backend> make_cpu_backend(unsigned threads = 0);
+
+}  // namespace proofline::gpu

@@ -1,0 +1,80 @@
+// A Groth16 proving key in host memory, as read from a snarkjs .zkey.
+//
+// key_info is what the header alone tells (cheap to read; the memory manager
+// sizes partitions from it). proving_key<C> holds everything the prover needs;
+// it is immutable once loaded and shared by every actor that needs it through
+// key_ptr (a shared_ptr<const proving_key_base>), never copied.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "zk/curves.hpp"
+
+namespace proofline::zk::groth16 {
+
+/// What a .zkey header says about a circuit.
+struct key_info {
+  curve_id curve = curve_id::bn254;
+  uint32_t n8q = 0;          ///< bytes per base-field element
+  uint32_t n8r = 0;          ///< bytes per scalar-field element
+  uint32_t n_vars = 0;       ///< witness length, including w[0] = 1
+  uint32_t n_public = 0;     ///< public signals: w[1 ..= n_public]
+  uint32_t domain_size = 0;  ///< n, a power of two
+  uint32_t log_domain = 0;   ///< log2 n
+  uint64_t n_coefs = 0;      ///< nonzero entries of A and B together
+
+  /// Private inputs: the C section covers w[n_public + 1 ..].
+  uint32_t n_private() const { return n_vars - n_public - 1; }
+};
+
+/// One nonzero entry of A or B: row (constraint), column (signal), value.
+/// `value` holds the zkey's raw limbs c * R^2 mod r; one Montgomery product
+/// with a standard-form witness value w yields the Montgomery form of c * w.
+template <class C>
+struct coef {
+  uint32_t constraint;
+  uint32_t signal;
+  typename C::fr value;
+};
+
+struct proving_key_base {
+  key_info info;
+  std::string path;  ///< the .zkey it was read from (for messages)
+  virtual ~proving_key_base() = default;
+};
+
+template <class C>
+struct proving_key final : proving_key_base {
+  using g1 = typename C::g1_affine;
+  using g2 = typename C::g2_affine;
+
+  g1 alpha1, beta1, delta1;
+  g2 beta2, gamma2, delta2;
+  std::vector<g1> ic;         ///< n_public + 1 (verification key; kept for completeness)
+  std::vector<coef<C>> coefs_a, coefs_b;
+  std::vector<g1> points_a;   ///< n_vars
+  std::vector<g1> points_b1;  ///< n_vars
+  std::vector<g2> points_b2;  ///< n_vars
+  std::vector<g1> points_c;   ///< n_private
+  std::vector<g1> points_h;   ///< domain_size
+
+  /// Host bytes the key occupies (points and coefficients).
+  uint64_t bytes() const {
+    return sizeof(g1) * (ic.size() + points_a.size() + points_b1.size() + points_c.size() +
+                         points_h.size()) +
+           sizeof(g2) * points_b2.size() + sizeof(coef<C>) * (coefs_a.size() + coefs_b.size());
+  }
+};
+
+using key_ptr = std::shared_ptr<const proving_key_base>;
+
+/// The typed key behind a key_ptr; the caller has checked info.curve == C::id.
+template <class C>
+const proving_key<C>& typed(const proving_key_base& k) {
+  return static_cast<const proving_key<C>&>(k);
+}
+
+}  // namespace proofline::zk::groth16
