@@ -1,0 +1,28 @@
+#include "gpu/cuda/factory.hpp"
+
+#if PROOFLINE_HAVE_CUDA
+#include "gpu/cuda/cuda_backend.hpp"
+#endif
+
+namespace proofline::gpu {
+
+#if PROOFLINE_HAVE_CUDA
+
+int cuda_device_count(std::string* why) { return cuda::device_count(why); }
+
+std::unique_ptr<backend> make_cuda_backend(int device) { return cuda::make_backend(device); }
+
+#else
+
+int cuda_device_count(std::string* why) {
+  if (why) *why = "built without CUDA";
+  return 0;
+}
+
+std::unique_ptr<backend> make_cuda_backend(int) {
+  throw backend_error("the CUDA backend is not available: proofline was built without CUDA");
+}
+
+#endif
+
+}  // namespace proofline::gpu
