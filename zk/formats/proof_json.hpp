@@ -1,10 +1,17 @@
 // proof.json and public.json as snarkjs writes them: decimal strings, points
 // affine with z = 1 ("1"; for G2 ["1", "0"]), protocol "groth16" and the curve's
 // snarkjs name. Also the verification-key and proof readers the tests use.
+//
+// Output is byte for byte what snarkjs writes (one-space indent, keys in
+// snarkjs's order, no trailing newline). The point at infinity is written and
+// read as snarkjs writes it: ["0", "1", "0"] (G2: [["0","0"],["1","0"],["0","0"]]).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
+#include "zk/formats/error.hpp"
 #include "zk/groth16/proof.hpp"
 
 namespace proofline::zk::formats {
@@ -17,5 +24,28 @@ std::string proof_to_json(const groth16::proof<C>& p);
 /// ["<w1>", ..., "<w_nPublic>"]: the public signals, standard form.
 template <class C>
 std::string public_to_json(const typename C::scalar* values, std::size_t count);
+
+/// A Groth16 verification key as `snarkjs zkey export verificationkey` writes it.
+template <class C>
+struct verification_key {
+  uint32_t n_public = 0;
+  typename C::g1_affine alpha1;
+  typename C::g2_affine beta2, gamma2, delta2;
+  std::vector<typename C::g1_affine> ic;  ///< n_public + 1 points
+};
+
+/// Reads verification_key.json: protocol "groth16", curve C::snarkjs_name,
+/// every coordinate a decimal below q, every point on its curve, IC of
+/// nPublic + 1 points. Throws format_error naming the file and the field.
+template <class C>
+verification_key<C> read_verification_key(const std::string& path);
+
+/// Reads proof.json with the same checks. Throws format_error.
+template <class C>
+groth16::proof<C> read_proof(const std::string& path);
+
+/// Reads public.json: an array of decimal strings below r. Throws format_error.
+template <class C>
+std::vector<typename C::scalar> read_public(const std::string& path);
 
 }  // namespace proofline::zk::formats

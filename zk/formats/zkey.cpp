@@ -1,0 +1,427 @@
+// Reading snarkjs Groth16 proving keys. The section table is read first and
+// every section's size checked against the header, so nothing large is read
+// from a file whose layout is wrong. Point sections are read straight into
+// the key's vectors (the file's byte layout is the in-memory layout of
+// affine<G> on a little-endian host: x then y, limbs little-endian, Montgomery
+// form with R = 2^(8 n8q) = 2^(64 N)), by several threads at once, each
+// checking the points it read.
+#include "zk/formats/zkey.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <system_error>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "zk/formats/binfile.hpp"
+#include "zk/formats/primes.hpp"
+
+namespace proofline::zk::formats {
+
+namespace {
+
+using detail::input_file;
+using detail::section;
+using groth16::key_info;
+
+constexpr char zkey_magic[4] = {'z', 'k', 'e', 'y'};
+constexpr uint32_t zkey_version = 1;
+constexpr uint32_t groth16_protocol = 1;
+
+enum section_id : uint32_t {
+  sec_header = 1,
+  sec_groth16 = 2,
+  sec_ic = 3,
+  sec_coefs = 4,
+  sec_a = 5,
+  sec_b1 = 6,
+  sec_b2 = 7,
+  sec_c = 8,
+  sec_h = 9,
+  last_required_section = sec_h,
+};
+
+/// Section names as messages print them; nullptr past the Groth16 sections.
+const char* section_name(uint32_t id) {
+  static const char* const names[] = {nullptr,        "header",   "Groth16 header", "IC points",
+                                      "coefficients", "A points", "B1 points",      "B2 points",
+                                      "C points",     "H points"};
+  return id <= last_required_section ? names[id] : nullptr;
+}
+
+std::string section_label(uint32_t id) {
+  return "section " + std::to_string(id) + " (" + section_name(id) + ")";
+}
+
+/// Protocol ids snarkjs writes in section 1.
+const char* protocol_name(uint32_t p) {
+  switch (p) {
+    case 1: return "Groth16";
+    case 2: return "PLONK";
+    case 10: return "FFLONK";
+    default: return "unknown";
+  }
+}
+
+/// A coefficient entry: matrix, constraint, signal (u32 each), then the value.
+constexpr uint64_t coef_prefix_bytes = 12;
+/// Coefficient entries parsed per read: 2^16 entries, about 3 MiB for n8r = 32.
+constexpr uint64_t coefs_per_read = uint64_t(1) << 16;
+/// Below this many points per thread, starting a thread costs more than it saves.
+constexpr std::size_t min_points_per_thread = 4096;
+/// Largest n8q / n8r accepted before the primes are compared (real keys use
+/// 32 or 48); it keeps a corrupt size field from driving the reads of section 2.
+constexpr uint32_t max_field_bytes = 1024;
+
+/// The checked header and where each required section lies.
+struct zkey_layout {
+  key_info info;
+  section sec[last_required_section + 1];
+  std::vector<unsigned char> groth16_header;  ///< contents of section 2
+  uint64_t points_offset = 0;                 ///< of alpha1 inside section 2
+};
+
+void expect_size(const input_file& f, uint32_t id, uint64_t actual, uint64_t expected,
+                 const std::string& why) {
+  if (actual != expected)
+    f.fail(section_label(id) + " is " + std::to_string(actual) + " bytes, expected " +
+           std::to_string(expected) + why);
+}
+
+/// Reads and checks everything but the section contents of 3..9 (and the
+/// coefficient count, one u32 of section 4).
+zkey_layout read_layout(const input_file& f) {
+  detail::container c = detail::read_container(f, zkey_magic, "zkey", section_name);
+  if (c.version != zkey_version)
+    f.fail("unsupported zkey version " + std::to_string(c.version) + " (proofline reads version " +
+           std::to_string(zkey_version) + ")");
+
+  zkey_layout L;
+  L.sec[sec_header] = c.unique(f, sec_header, section_name(sec_header));
+  expect_size(f, sec_header, L.sec[sec_header].size, 4, " (the protocol id)");
+  uint32_t protocol = f.read_u32(L.sec[sec_header].offset);
+  if (protocol != groth16_protocol)
+    f.fail("unsupported protocol " + std::to_string(protocol) + " (" + protocol_name(protocol) +
+           "); proofline proves Groth16 (protocol 1)");
+
+  // Section 2: n8q, q, n8r, r, nVars, nPublic, domainSize, then alpha1 (G1),
+  // beta1 (G1), beta2 (G2), gamma2 (G2), delta1 (G1), delta2 (G2).
+  const section& s2 = L.sec[sec_groth16] = c.unique(f, sec_groth16, section_name(sec_groth16));
+  auto need = [&](uint64_t bytes) {
+    if (s2.size < bytes)
+      f.fail(section_label(sec_groth16) + " is " + std::to_string(s2.size) +
+             " bytes, too short for its fields (at least " + std::to_string(bytes) + ")");
+  };
+  need(4);
+  uint32_t n8q = f.read_u32(s2.offset);
+  if (n8q == 0 || n8q > max_field_bytes)
+    f.fail("unsupported base field size n8q = " + std::to_string(n8q) + " bytes");
+  need(8ull + n8q);
+  uint32_t n8r = f.read_u32(s2.offset + 4 + n8q);
+  if (n8r == 0 || n8r > max_field_bytes)
+    f.fail("unsupported scalar field size n8r = " + std::to_string(n8r) + " bytes");
+  const uint64_t g1_bytes = 2ull * n8q, g2_bytes = 4ull * n8q;
+  const uint64_t fixed = 4ull + n8q + 4 + n8r + 3 * 4;
+  expect_size(f, sec_groth16, s2.size, fixed + 3 * g1_bytes + 3 * g2_bytes,
+              " for n8q = " + std::to_string(n8q) + ", n8r = " + std::to_string(n8r));
+  L.groth16_header.resize(s2.size);
+  f.read(s2.offset, L.groth16_header.data(), s2.size);
+  const unsigned char* h = L.groth16_header.data();
+  const unsigned char* q = h + 4;
+  const unsigned char* r = h + 8 + n8q;
+
+  key_info& info = L.info;
+  bool known = false;
+  auto detect = [&](auto curve) {
+    using C = decltype(curve);
+    if (!detail::is_modulus<typename C::fq>(q, n8q)) return;
+    if (!detail::is_modulus<typename C::fr>(r, n8r))
+      f.fail("unsupported prime r = " + detail::bytes_to_decimal(r, n8r) + " with the " +
+             detail::display_name(C::id) + " base field q; expected the " +
+             detail::display_name(C::id) + " scalar field");
+    info.curve = C::id;
+    known = true;
+  };
+  detect(bn254{});
+  detect(bls12_381{});
+  if (!known)
+    f.fail("unsupported prime q = " + detail::bytes_to_decimal(q, n8q) + " (" +
+           std::to_string(n8q) + " bytes); proofline supports BN254 and BLS12-381");
+
+  info.n8q = n8q;
+  info.n8r = n8r;
+  const unsigned char* counts = h + 8 + n8q + n8r;
+  std::memcpy(&info.n_vars, counts, 4);
+  std::memcpy(&info.n_public, counts + 4, 4);
+  std::memcpy(&info.domain_size, counts + 8, 4);
+  L.points_offset = fixed;
+
+  if (uint64_t(info.n_public) + 1 > info.n_vars)
+    f.fail("header says " + std::to_string(info.n_public) + " public signals but only " +
+           std::to_string(info.n_vars) + " variables (need nPublic + 1 <= nVars)");
+  const uint32_t n = info.domain_size;
+  if (n == 0 || (n & (n - 1)) != 0)
+    f.fail("domain size " + std::to_string(n) + " is not a power of two");
+  info.log_domain = 0;
+  while ((uint32_t(1) << info.log_domain) < n) ++info.log_domain;
+  const unsigned two_adicity = info.curve == curve_id::bn254 ? bn254::fr::params::two_adicity
+                                                             : bls12_381::fr::params::two_adicity;
+  if (info.log_domain > two_adicity)
+    f.fail("domain size 2^" + std::to_string(info.log_domain) + " exceeds the " +
+           detail::display_name(info.curve) + " scalar field's 2-adicity " +
+           std::to_string(two_adicity));
+
+  for (uint32_t id = sec_ic; id <= last_required_section; ++id)
+    L.sec[id] = c.unique(f, id, section_name(id));
+
+  const uint64_t n_vars = info.n_vars, n_private = info.n_private();
+  expect_size(f, sec_ic, L.sec[sec_ic].size, (info.n_public + 1ull) * g1_bytes,
+              " for " + std::to_string(info.n_public + 1ull) + " IC points (" +
+                  std::to_string(info.n_public) + " public signals + 1)");
+  const section& s4 = L.sec[sec_coefs];
+  if (s4.size < 4)
+    f.fail(section_label(sec_coefs) + " is " + std::to_string(s4.size) +
+           " bytes, too short for its coefficient count");
+  info.n_coefs = f.read_u32(s4.offset);
+  expect_size(f, sec_coefs, s4.size, 4 + info.n_coefs * (coef_prefix_bytes + n8r),
+              " for " + std::to_string(info.n_coefs) + " coefficients of " +
+                  std::to_string(coef_prefix_bytes + n8r) + " bytes");
+  const std::string for_vars = " for " + std::to_string(n_vars) + " variables";
+  expect_size(f, sec_a, L.sec[sec_a].size, n_vars * g1_bytes, for_vars);
+  expect_size(f, sec_b1, L.sec[sec_b1].size, n_vars * g1_bytes, for_vars);
+  expect_size(f, sec_b2, L.sec[sec_b2].size, n_vars * g2_bytes, for_vars);
+  expect_size(f, sec_c, L.sec[sec_c].size, n_private * g1_bytes,
+              " for " + std::to_string(n_private) + " private variables (nVars " +
+                  std::to_string(n_vars) + " - nPublic " + std::to_string(info.n_public) + " - 1)");
+  expect_size(f, sec_h, L.sec[sec_h].size, uint64_t(n) * g1_bytes,
+              " for domain size " + std::to_string(n));
+  return L;
+}
+
+// ---- field and point checks ------------------------------------------------
+
+template <class P>
+bool canonical(const ff::fp<P>& x) {
+  return x.montgomery_limbs() < ff::fp<P>::modulus();
+}
+template <class F>
+bool canonical(const ff::fp2<F>& x) {
+  return canonical(x.c0) && canonical(x.c1);
+}
+
+/// Every coordinate below q and the point on the curve (or all zero: infinity).
+template <class A>
+bool point_ok(const A& p) {
+  return canonical(p.x) && canonical(p.y) && p.is_on_curve();
+}
+
+/// Throws the message for a point that failed point_ok.
+template <class C, class A>
+[[noreturn]] void fail_point(const input_file& f, const A& p, const std::string& what,
+                             const char* group) {
+  if (!canonical(p.x) || !canonical(p.y))
+    f.fail(what + " has a coordinate not below the " + detail::display_name(C::id) +
+           " base field prime");
+  f.fail(what + " is not on the " + detail::display_name(C::id) + " " + group + " curve");
+}
+
+template <class C, class A>
+constexpr const char* group_name() {
+  return std::is_same_v<A, typename C::g1_affine> ? "G1" : "G2";
+}
+
+// ---- parallel reading ------------------------------------------------------
+
+/// Splits [0, n) into at most `threads` contiguous chunks and runs
+/// body(begin, end) on each, one chunk on the calling thread. body returns the
+/// first failing index in its chunk, or end. Returns the smallest failing
+/// index overall, or n. An exception thrown by a chunk is rethrown here
+/// (the earliest chunk's first).
+template <class F>
+std::size_t first_failure(std::size_t n, unsigned threads, F&& body) {
+  std::size_t chunks =
+      std::min<std::size_t>(threads, std::max<std::size_t>(1, n / min_points_per_thread));
+  if (chunks <= 1) return body(std::size_t(0), n);
+  std::vector<std::size_t> result(chunks);
+  std::vector<std::exception_ptr> error(chunks);
+  auto run = [&](std::size_t k) {
+    std::size_t b = n * k / chunks, e = n * (k + 1) / chunks;
+    try {
+      std::size_t bad = body(b, e);
+      result[k] = bad < e ? bad : n;
+    } catch (...) {
+      error[k] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(chunks - 1);
+  std::size_t k = 1;
+  try {
+    for (; k < chunks; ++k) pool.emplace_back(run, k);
+  } catch (const std::system_error&) {
+    // Out of threads: the calling thread runs what could not be started.
+    for (; k < chunks; ++k) run(k);
+  }
+  run(0);
+  for (auto& t : pool) t.join();
+  for (auto& e : error)
+    if (e) std::rethrow_exception(e);
+  return *std::min_element(result.begin(), result.end());
+}
+
+/// Runs every job once, on up to `threads` threads (the calling thread
+/// included), each thread taking the next job not yet started. Rethrows the
+/// exception of the earliest job that threw.
+void run_jobs(const std::vector<std::function<void()>>& jobs, unsigned threads) {
+  std::vector<std::exception_ptr> error(jobs.size());
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t j; (j = next.fetch_add(1)) < jobs.size();) {
+      try {
+        jobs[j]();
+      } catch (...) {
+        error[j] = std::current_exception();
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  const std::size_t extra = std::min<std::size_t>(threads, jobs.size()) - 1;
+  try {
+    for (std::size_t t = 0; t < extra; ++t) pool.emplace_back(worker);
+  } catch (const std::system_error&) {
+    // Out of threads: fewer workers take the same jobs.
+  }
+  worker();
+  for (auto& t : pool) t.join();
+  for (auto& e : error)
+    if (e) std::rethrow_exception(e);
+}
+
+/// Reads `count` points of section `id` into out (resized unless already
+/// `count` long) and checks them.
+template <class C, class A>
+void read_points(const input_file& f, const section& s, uint32_t id, std::size_t count,
+                 std::vector<A>& out, unsigned threads) {
+  static_assert(std::is_trivially_copyable_v<A>);
+  out.resize(count);
+  std::size_t bad = first_failure(count, threads, [&](std::size_t b, std::size_t e) {
+    f.read(s.offset + b * sizeof(A), out.data() + b, (e - b) * sizeof(A));
+    for (std::size_t i = b; i < e; ++i)
+      if (!point_ok(out[i])) return i;
+    return e;
+  });
+  if (bad < count)
+    fail_point<C>(f, out[bad], "point " + std::to_string(bad) + " of " + section_label(id),
+                  group_name<C, A>());
+}
+
+template <class C>
+void read_coefs(const input_file& f, const section& s, groth16::proving_key<C>& key) {
+  using fr = typename C::fr;
+  static_assert(sizeof(fr) == C::fr_bytes);
+  const key_info& info = key.info;
+  const uint64_t entry = coef_prefix_bytes + C::fr_bytes;
+  const auto r = fr::modulus();
+  std::vector<unsigned char> buf;
+  for (uint64_t first = 0; first < info.n_coefs; first += coefs_per_read) {
+    const uint64_t n = std::min<uint64_t>(coefs_per_read, info.n_coefs - first);
+    buf.resize(n * entry);
+    f.read(s.offset + 4 + first * entry, buf.data(), buf.size());
+    for (uint64_t i = 0; i < n; ++i) {
+      const unsigned char* p = buf.data() + i * entry;
+      uint32_t matrix;
+      groth16::coef<C> c;
+      std::memcpy(&matrix, p, 4);
+      std::memcpy(&c.constraint, p + 4, 4);
+      std::memcpy(&c.signal, p + 8, 4);
+      std::memcpy(c.value.l, p + coef_prefix_bytes, C::fr_bytes);
+      auto where = [&] {
+        return "coefficient " + std::to_string(first + i) + " of " + section_label(sec_coefs) +
+               ": ";
+      };
+      if (matrix > 1)
+        f.fail(where() + "matrix " + std::to_string(matrix) + ", expected 0 (A) or 1 (B)");
+      if (c.constraint >= info.domain_size)
+        f.fail(where() + "constraint " + std::to_string(c.constraint) +
+               " is not below the domain size " + std::to_string(info.domain_size));
+      if (c.signal >= info.n_vars)
+        f.fail(where() + "signal " + std::to_string(c.signal) + " is not below nVars " +
+               std::to_string(info.n_vars));
+      if (!(c.value.montgomery_limbs() < r))
+        f.fail(where() + "value is not below the " + detail::display_name(C::id) +
+               " scalar field prime");
+      (matrix == 0 ? key.coefs_a : key.coefs_b).push_back(c);
+    }
+  }
+}
+
+template <class C>
+groth16::key_ptr load_typed(const input_file& f, const zkey_layout& L, unsigned threads) {
+  using g1 = typename C::g1_affine;
+  using g2 = typename C::g2_affine;
+  static_assert(sizeof(g1) == 2 * C::fq_bytes && sizeof(g2) == 4 * C::fq_bytes,
+                "affine points must have the file's layout");
+  auto key = std::make_shared<groth16::proving_key<C>>();
+  key->info = L.info;
+  key->path = f.path();
+
+  // Header points, in file order.
+  const unsigned char* p = L.groth16_header.data() + L.points_offset;
+  auto header_point = [&](auto& dst, const char* name) {
+    using A = std::remove_reference_t<decltype(dst)>;
+    std::memcpy(&dst, p, sizeof(A));
+    p += sizeof(A);
+    if (!point_ok(dst))
+      fail_point<C>(f, dst, std::string(name) + " in " + section_label(sec_groth16),
+                    group_name<C, A>());
+  };
+  header_point(key->alpha1, "alpha1");
+  header_point(key->beta1, "beta1");
+  header_point(key->beta2, "beta2");
+  header_point(key->gamma2, "gamma2");
+  header_point(key->delta1, "delta1");
+  header_point(key->delta2, "delta2");
+
+  // Sizing a point vector value-initialises it, which first-touches every
+  // page: on one thread that was two thirds of loading a 2^20 key (0.17 s of
+  // 0.25 s for BN254 on the GPU host). The five vectors are sized at once,
+  // while the coefficients are parsed; small keys do it all on this thread.
+  const key_info& info = L.info;
+  const auto sizing_threads = static_cast<unsigned>(std::min<std::size_t>(
+      threads, std::max<std::size_t>(1, info.domain_size / min_points_per_thread)));
+  run_jobs({[&] { key->points_a.resize(info.n_vars); },
+            [&] { key->points_b1.resize(info.n_vars); },
+            [&] { key->points_b2.resize(info.n_vars); },
+            [&] { key->points_c.resize(info.n_private()); },
+            [&] { key->points_h.resize(info.domain_size); },
+            [&] { read_coefs<C>(f, L.sec[sec_coefs], *key); }},
+           sizing_threads);
+  read_points<C>(f, L.sec[sec_ic], sec_ic, info.n_public + std::size_t(1), key->ic, threads);
+  read_points<C>(f, L.sec[sec_a], sec_a, info.n_vars, key->points_a, threads);
+  read_points<C>(f, L.sec[sec_b1], sec_b1, info.n_vars, key->points_b1, threads);
+  read_points<C>(f, L.sec[sec_b2], sec_b2, info.n_vars, key->points_b2, threads);
+  read_points<C>(f, L.sec[sec_c], sec_c, info.n_private(), key->points_c, threads);
+  read_points<C>(f, L.sec[sec_h], sec_h, info.domain_size, key->points_h, threads);
+  return key;
+}
+
+}  // namespace
+
+groth16::key_info read_zkey_info(const std::string& path) {
+  input_file f(path);
+  return read_layout(f).info;
+}
+
+groth16::key_ptr load_zkey(const std::string& path, unsigned threads) {
+  input_file f(path);
+  zkey_layout L = read_layout(f);
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  return visit_curve(L.info.curve,
+                     [&](auto curve) { return load_typed<decltype(curve)>(f, L, threads); });
+}
+
+}  // namespace proofline::zk::formats
