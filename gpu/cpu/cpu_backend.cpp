@@ -1,0 +1,151 @@
+// The CPU prover backend: the odd-coset NTTs and the five MSMs of a partition
+// on a thread pool (gpu/cpu/ntt.hpp, gpu/cpu/msm.hpp). It is the fallback
+// when no GPU is visible and the reference the CUDA backend is checked
+// against, so it computes exactly the function DESIGN.md "The proof" gives:
+//
+//   upload    copy witness, a, b, c into backend-owned scratch (the CPU's
+//             "device memory"); then hooks.inputs_consumed()
+//   ntt_a/b/c to_odd_coset on each of a, b, c
+//   h         h = a*b - c, out of Montgomery form
+//   msm_*     A·w, B1·w, B2·w over w[0 .. n_vars), C·w over w[n_public+1 ..),
+//             H·h over the domain
+#include <chrono>
+#include <cstring>
+#include <string>
+
+#include "gpu/backend.hpp"
+#include "gpu/cpu/msm.hpp"
+#include "gpu/cpu/ntt.hpp"
+#include "gpu/cpu/thread_pool.hpp"
+
+namespace proofline::gpu {
+
+namespace {
+
+double now_us() {
+  using namespace std::chrono;
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch()).count();
+}
+
+class cpu_backend final : public backend {
+ public:
+  explicit cpu_backend(unsigned threads) : pool_(threads) {}
+
+  const char* kind() const override { return "cpu"; }
+
+  std::string describe() const override {
+    return "CPU backend, " + std::to_string(pool_.size()) + " threads";
+  }
+
+  result_ptr prove(const zk::groth16::key_ptr& key, const partition_ptr& part,
+                   const prove_hooks& hooks) override {
+    if (!key || !part) throw backend_error("cpu backend: prove() needs a key and a partition");
+    const auto& info = key->info;
+    if (part->curve != info.curve)
+      throw backend_error("cpu backend: partition is on " + std::string(zk::to_string(part->curve)) +
+                          ", key " + key->path + " is on " + zk::to_string(info.curve));
+    try {
+      return zk::visit_curve(info.curve, [&](auto curve) -> result_ptr {
+        using C = decltype(curve);
+        return prove_typed<C>(zk::groth16::typed<C>(*key),
+                              static_cast<const partition<C>&>(*part), hooks);
+      });
+    } catch (const backend_error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw backend_error("cpu backend (" + key->path + "): " + e.what());
+    }
+  }
+
+ private:
+  template <class C>
+  result_ptr prove_typed(const zk::groth16::proving_key<C>& key, const partition<C>& part,
+                         const prove_hooks& hooks) {
+    using fr = typename C::fr;
+    using scalar = typename C::scalar;
+    const auto& info = key.info;
+    check_sizes(key, part);
+    const std::size_t n = info.domain_size;
+
+    auto timed = [&](const char* name, auto&& f) {
+      double t0 = now_us();
+      f();
+      if (hooks.spans) hooks.spans->push_back({name, t0, now_us()});
+    };
+
+    memory::buffer<scalar> w(info.n_vars);
+    memory::buffer<fr> a(n), b(n), c(n);
+    timed("upload", [&] {
+      std::memcpy(w.data(), part.witness.data(), w.bytes());
+      std::memcpy(a.data(), part.a.data(), a.bytes());
+      std::memcpy(b.data(), part.b.data(), b.bytes());
+      std::memcpy(c.data(), part.c.data(), c.bytes());
+    });
+    if (hooks.inputs_consumed) hooks.inputs_consumed();
+
+    timed("ntt_a", [&] { cpu::to_odd_coset(a.data(), info.log_domain, pool_); });
+    timed("ntt_b", [&] { cpu::to_odd_coset(b.data(), info.log_domain, pool_); });
+    timed("ntt_c", [&] { cpu::to_odd_coset(c.data(), info.log_domain, pool_); });
+
+    memory::buffer<scalar> h(n);
+    timed("h", [&] {
+      pool_.for_range(n, 1 << 12, [&](std::size_t lo, std::size_t hi) {
+        for (std::size_t i = lo; i < hi; ++i) h[i] = (a[i] * b[i] - c[i]).to_standard();
+      });
+    });
+    a = memory::buffer<fr>();  // the coset values are no longer needed
+    b = memory::buffer<fr>();
+    c = memory::buffer<fr>();
+
+    auto res = std::make_shared<result<C>>();
+    auto& m = res->msm;
+    using g1 = typename C::g1_group;
+    using g2 = typename C::g2_group;
+    timed("msm_a", [&] { m.a = cpu::msm<g1>(key.points_a.data(), w.data(), info.n_vars, pool_); });
+    timed("msm_b1", [&] { m.b1 = cpu::msm<g1>(key.points_b1.data(), w.data(), info.n_vars, pool_); });
+    timed("msm_b2", [&] { m.b2 = cpu::msm<g2>(key.points_b2.data(), w.data(), info.n_vars, pool_); });
+    timed("msm_c", [&] {
+      m.c = cpu::msm<g1>(key.points_c.data(), w.data() + info.n_public + 1, info.n_private(), pool_);
+    });
+    timed("msm_h", [&] { m.h = cpu::msm<g1>(key.points_h.data(), h.data(), n, pool_); });
+    return res;
+  }
+
+  /// The partition and the key must agree on every length the prover reads.
+  template <class C>
+  static void check_sizes(const zk::groth16::proving_key<C>& key, const partition<C>& part) {
+    const auto& info = key.info;
+    auto fail = [&](const std::string& what) {
+      throw backend_error("cpu backend: " + what + " (key " + key.path + ")");
+    };
+    auto expect = [&](std::size_t got, std::size_t want, const char* what) {
+      if (got != want)
+        fail(std::string(what) + ": " + std::to_string(got) + ", expected " + std::to_string(want));
+    };
+    if (info.log_domain >= 32 || (std::size_t(1) << info.log_domain) != info.domain_size)
+      fail("domain size " + std::to_string(info.domain_size) + " is not 2^" +
+           std::to_string(info.log_domain));
+    if (info.n_vars < info.n_public + 1)
+      fail(std::to_string(info.n_vars) + " variables cannot hold " + std::to_string(info.n_public) +
+           " public signals and the constant 1");
+    expect(part.witness.size(), info.n_vars, "partition witness values");
+    expect(part.a.size(), info.domain_size, "partition a values");
+    expect(part.b.size(), info.domain_size, "partition b values");
+    expect(part.c.size(), info.domain_size, "partition c values");
+    expect(key.points_a.size(), info.n_vars, "A points");
+    expect(key.points_b1.size(), info.n_vars, "B1 points");
+    expect(key.points_b2.size(), info.n_vars, "B2 points");
+    expect(key.points_c.size(), info.n_private(), "C points");
+    expect(key.points_h.size(), info.domain_size, "H points");
+  }
+
+  cpu::thread_pool pool_;
+};
+
+}  // namespace
+
+std::unique_ptr<backend> make_cpu_backend(unsigned threads) {
+  return std::make_unique<cpu_backend>(threads);
+}
+
+}  // namespace proofline::gpu

@@ -1,0 +1,106 @@
+#include "zk/groth16/prover.hpp"
+
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+namespace proofline::zk::groth16 {
+
+namespace {
+
+/// Accumulates one matrix (A or B): out[row] += value * w[signal].
+/// value is c * R^2 (raw limbs) and w[signal] standard form, so their
+/// Montgomery product c * R^2 * w * R^-1 is the Montgomery form of c * w.
+template <class C>
+void accumulate(const std::vector<coef<C>>& coefs, const key_info& info,
+                const typename C::scalar* witness, typename C::fr* out, const char* matrix) {
+  using fr = typename C::fr;
+  for (const auto& k : coefs) {
+    if (k.constraint >= info.domain_size || k.signal >= info.n_vars)
+      throw std::out_of_range(std::string("coefficient of ") + matrix + " at constraint " +
+                              std::to_string(k.constraint) + ", signal " + std::to_string(k.signal) +
+                              " lies outside the key's domain (" + std::to_string(info.domain_size) +
+                              ") or witness (" + std::to_string(info.n_vars) + ")");
+    out[k.constraint] += k.value * fr::from_montgomery_limbs(witness[k.signal]);
+  }
+}
+
+}  // namespace
+
+template <class C>
+void synthesize_abc(const proving_key<C>& key, const typename C::scalar* witness,
+                    typename C::fr* a, typename C::fr* b, typename C::fr* c) {
+  using fr = typename C::fr;
+  const std::size_t n = key.info.domain_size;
+  for (std::size_t i = 0; i < n; ++i) a[i] = b[i] = fr::zero();
+  accumulate<C>(key.coefs_a, key.info, witness, a, "A");
+  accumulate<C>(key.coefs_b, key.info, witness, b, "B");
+  for (std::size_t i = 0; i < n; ++i) c[i] = a[i] * b[i];
+}
+
+template <class C>
+proof<C> assemble(const proving_key<C>& key, const msm_results<C>& m, const typename C::fr& r,
+                  const typename C::fr& s) {
+  using g1 = typename C::g1_jacobian;
+  using g2 = typename C::g2_jacobian;
+  const auto r_int = r.to_standard();
+  const auto s_int = s.to_standard();
+  const auto neg_rs_int = (-(r * s)).to_standard();
+  const g1 delta1 = g1::from_affine(key.delta1);
+
+  // pi_a = A·w + alpha1 + r·delta1
+  g1 pi_a = m.a.add_affine(key.alpha1) + delta1.mul(r_int);
+  // pi_b = B2·w + beta2 + s·delta2
+  g2 pi_b = m.b2.add_affine(key.beta2) + g2::from_affine(key.delta2).mul(s_int);
+  // B1·w + beta1 + s·delta1: pi_b's G1 twin, needed for pi_c
+  g1 pi_b1 = m.b1.add_affine(key.beta1) + delta1.mul(s_int);
+  // pi_c = C·w + H·h + s·pi_a + r·pi_b1 − r·s·delta1
+  g1 pi_c = m.c + m.h + pi_a.mul(s_int) + pi_b1.mul(r_int) + delta1.mul(neg_rs_int);
+
+  return {pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()};
+}
+
+template <class C>
+typename C::fr random_scalar() {
+  using fr = typename C::fr;
+  using repr = typename fr::repr;
+  constexpr unsigned N = fr::N;
+  // 2 * 64N random bits reduced mod r: the bias is below 2^-(64N - bits(r)) ~ 2^-254.
+  uint64_t words[2 * N];
+  auto* p = reinterpret_cast<unsigned char*>(words);
+  std::size_t need = sizeof words;
+  while (need > 0) {
+    ssize_t got = getrandom(p, need, 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "getrandom");
+    }
+    p += got;
+    need -= static_cast<std::size_t>(got);
+  }
+  repr lo, hi;
+  std::memcpy(lo.l, words, sizeof lo.l);
+  std::memcpy(hi.l, words + N, sizeof hi.l);
+  // lo + hi * 2^(64N) mod r; R mod r, read as a standard-form integer, is 2^(64N) mod r.
+  const fr two_64n = fr::from_standard(fr::one().montgomery_limbs());
+  return fr::from_standard(lo) + fr::from_standard(hi) * two_64n;
+}
+
+#define PROOFLINE_INSTANTIATE_PROVER(C)                                                           \
+  template void synthesize_abc<C>(const proving_key<C>&, const C::scalar*, C::fr*, C::fr*,       \
+                                  C::fr*);                                                        \
+  template proof<C> assemble<C>(const proving_key<C>&, const msm_results<C>&, const C::fr&,      \
+                                const C::fr&);                                                    \
+  template C::fr random_scalar<C>();
+
+PROOFLINE_INSTANTIATE_PROVER(bn254)
+PROOFLINE_INSTANTIATE_PROVER(bls12_381)
+
+#undef PROOFLINE_INSTANTIATE_PROVER
+
+}  // namespace proofline::zk::groth16
