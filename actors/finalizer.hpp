@@ -1,0 +1,38 @@
+// finalizer: one of a pool (N, default 2). For each proved partition it
+// assembles the proof with fresh random r, s, writes proof.json and
+// public.json (proof_<i>.json / public_<i>.json for a partitioned job)
+// atomically, drops the partition's buffers, releases its reservation, asks
+// the memory manager to purge the arena the buffers came from, and reports
+// the partition done (with its spans) to the registry. Spawned detached in
+// production (assembly and file writes block), undetached in tests.
+#pragma once
+
+#include "actors/prover_ops.hpp"
+#include "actors/run_clock.hpp"
+#include "messages/interfaces.hpp"
+
+namespace proofline {
+
+struct finalizer_config {
+  job_registry_actor registry;
+  memory_manager_actor memory;
+  decltype(prover_ops::finalize) finalize;
+  decltype(prover_ops::write_file) write_file;
+  run_clock clock;
+};
+
+struct finalizer_state {
+  static inline const char* name = "finalizer";
+  finalizer_config cfg;
+  uint64_t finalized = 0;
+};
+
+using finalizer_pointer = finalizer_actor::stateful_pointer<finalizer_state>;
+
+finalizer_actor::behavior_type finalizer(finalizer_pointer self, finalizer_config cfg);
+
+/// Consumes the partition: the message's handles are reset here, so the
+/// buffers are freed (if this was the last handle) before the purge request.
+void finalize_partition(finalizer_pointer self, proved_partition& p);
+
+}  // namespace proofline

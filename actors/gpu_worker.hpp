@@ -1,0 +1,56 @@
+// gpu_worker: one per backend device. It pulls synthesized partitions from
+// the scheduler, keeping at most `lookahead` of them not yet started (held or
+// requested), runs backend->prove() on each, and sends the results to a
+// finalizer (round robin). prove() blocks for the whole computation, so
+// production spawns the worker detached (its own thread); tests spawn it
+// undetached for determinism. A backend_error fails only that partition.
+//
+// Memory: when it starts proving a partition the worker tells the memory
+// manager (taken: the partition no longer waits, so synthesis may run ahead
+// by one more); when the backend reports its inputs consumed
+// (gpu::prove_hooks::inputs_consumed) the worker releases the bulk of the
+// partition's reservation; on failure it releases all of it.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "actors/run_clock.hpp"
+#include "gpu/backend.hpp"
+#include "messages/interfaces.hpp"
+
+namespace proofline {
+
+struct gpu_worker_config {
+  std::shared_ptr<gpu::backend> backend;
+  scheduler_actor scheduler;
+  memory_manager_actor memory;  ///< told when a partition starts proving (pacing)
+  std::vector<finalizer_actor> finalizers;
+  job_registry_actor registry;
+  unsigned lookahead = 1;  ///< partitions held or requested beyond the one proving (1..2)
+  run_clock clock;
+};
+
+struct gpu_worker_state {
+  static inline const char* name = "gpu_worker";
+  gpu_worker_config cfg;
+  std::deque<synthesized_partition> held;  // received, not yet started
+  unsigned requested = 0;                  // pulls outstanding at the scheduler
+  bool running = false;                    // a run message is queued or being handled
+  size_t next_finalizer = 0;
+  uint64_t proved = 0;
+};
+
+using gpu_worker_pointer = gpu_worker_actor::stateful_pointer<gpu_worker_state>;
+
+gpu_worker_actor::behavior_type gpu_worker(gpu_worker_pointer self, gpu_worker_config cfg);
+
+/// Requests partitions until `lookahead` are held or on their way.
+void refill(gpu_worker_pointer self);
+/// A partition arrived from the scheduler: hold it, start proving if idle.
+void on_partition(gpu_worker_pointer self, const synthesized_partition& p);
+/// Proves the oldest held partition, if any, and schedules the next.
+void prove_next(gpu_worker_pointer self);
+
+}  // namespace proofline

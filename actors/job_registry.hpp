@@ -1,0 +1,86 @@
+// job_registry: the only owner of job state. It accepts jobs, has their keys
+// loaded (one detached key_loader per .zkey path, the key then cached per path
+// and shared as zk::groth16::key_ptr), queues their partitions with the memory
+// manager, collects partition reports, writes <out>/result.json atomically
+// when a job completes and answers status and await requests.
+//
+// Lifecycle of a job: submit -> queued (key loading) -> partitions reserved
+// -> synthesizing -> proving -> done | failed. A job fails when any partition
+// fails (bad witness, key that does not load, partition over the budget,
+// backend error); its other partitions still run and their proofs are kept.
+#pragma once
+
+#include <caf/typed_response_promise.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "actors/prover_ops.hpp"
+#include "actors/run_clock.hpp"
+#include "memory/estimate.hpp"
+#include "messages/interfaces.hpp"
+
+namespace proofline {
+
+struct job_registry_config {
+  memory_manager_actor memory;
+  prover_ops ops;  ///< load_key and write_file are used here
+  run_clock clock;
+  bool detach_loaders = true;  ///< key loaders on their own threads
+  memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< memory/estimate.hpp
+};
+
+struct job_entry {
+  uint64_t seq = 0;
+  job_spec spec;
+  job_ptr ctx;  ///< set once the key is loaded
+  job_state state = job_state::queued;
+  std::vector<partition_report> parts;
+  uint32_t finished = 0;
+  span_ms total;
+  std::optional<file_error> error;  ///< a job-level error (a job without partitions)
+  std::vector<caf::typed_response_promise<job_report>> awaiting;
+
+  bool complete() const { return state == job_state::done || state == job_state::failed; }
+};
+
+struct key_entry {
+  zk::groth16::key_ptr key;       ///< null while loading
+  key_loader_actor loader;        ///< held until it answers
+  std::vector<uint64_t> waiting;  ///< jobs waiting for this key
+};
+
+struct job_registry_state {
+  static inline const char* name = "job_registry";
+  job_registry_config cfg;
+  uint64_t next_seq = 1;
+  std::map<uint64_t, job_entry> jobs;
+  std::map<std::string, key_entry> keys;  ///< by path as submitted
+};
+
+using job_registry_pointer = job_registry_actor::stateful_pointer<job_registry_state>;
+
+job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_registry_config cfg);
+
+uint64_t submit(job_registry_pointer self, const job_spec& spec);
+void on_key_loaded(job_registry_pointer self, const std::string& path, const key_load_result& r);
+/// Queues the partitions of jobs whose key just arrived, in one reserve
+/// request, so the memory manager orders them all at once.
+void start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
+                const zk::groth16::key_ptr& key);
+/// Partitions the memory manager refused at once (larger than the budget).
+void on_refused(job_registry_pointer self, const std::vector<partition_failure>& refused);
+void on_stage(job_registry_pointer self, uint64_t seq, uint32_t index, partition_state s);
+void on_done(job_registry_pointer self, const partition_done& d);
+void on_failed(job_registry_pointer self, const partition_failure& f);
+caf::result<job_status> status_of(job_registry_pointer self, uint64_t seq);
+std::vector<job_status> status_all(job_registry_pointer self);
+caf::result<job_report> await_job(job_registry_pointer self, uint64_t seq);
+
+job_report make_report(const job_entry& job);
+job_status make_status(const job_entry& job);
+
+}  // namespace proofline

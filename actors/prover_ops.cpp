@@ -1,0 +1,75 @@
+#include "actors/prover_ops.hpp"
+
+#include <memory>
+
+#include "zk/curves.hpp"
+#include "zk/formats/atomic_file.hpp"
+#include "zk/formats/error.hpp"
+#include "zk/formats/proof_json.hpp"
+#include "zk/formats/wtns.hpp"
+#include "zk/formats/zkey.hpp"
+#include "zk/groth16/prover.hpp"
+
+namespace proofline {
+
+namespace {
+
+template <class C>
+gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const std::string& witness,
+                                 const memory::source& src) {
+  using scalar = typename C::scalar;
+  using fr = typename C::fr;
+  const auto& k = zk::groth16::typed<C>(*key);
+  auto p = std::make_shared<gpu::partition<C>>();
+  p->witness = memory::buffer<scalar>(k.info.n_vars, src);
+  zk::formats::read_witness<C>(witness, k, p->witness.data());
+  p->a = memory::buffer<fr>(k.info.domain_size, src);
+  p->b = memory::buffer<fr>(k.info.domain_size, src);
+  p->c = memory::buffer<fr>(k.info.domain_size, src);
+  zk::groth16::synthesize_abc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data());
+  return p;
+}
+
+template <class C>
+finalized_files finalize_on(const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,
+                            const gpu::result_ptr& result) {
+  const auto& k = zk::groth16::typed<C>(*key);
+  const auto& p = static_cast<const gpu::partition<C>&>(*part);
+  const auto& m = static_cast<const gpu::result<C>&>(*result).msm;
+  auto r = zk::groth16::random_scalar<C>();
+  auto s = zk::groth16::random_scalar<C>();
+  auto proof = zk::groth16::assemble<C>(k, m, r, s);
+  finalized_files files;
+  files.proof_json = zk::formats::proof_to_json<C>(proof);
+  files.public_json = zk::formats::public_to_json<C>(p.witness.data() + 1, k.info.n_public);
+  return files;
+}
+
+}  // namespace
+
+prover_ops real_prover_ops(unsigned threads) {
+  prover_ops ops;
+  ops.load_key = [threads](const std::string& path) {
+    return zk::formats::load_zkey(path, threads);
+  };
+  ops.synthesize = [](const zk::groth16::key_ptr& key, const std::string& witness,
+                      const memory::source& src) {
+    return zk::visit_curve(key->info.curve, [&](auto curve) {
+      return synthesize_on<decltype(curve)>(key, witness, src);
+    });
+  };
+  ops.finalize = [](const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,
+                    const gpu::result_ptr& result) {
+    if (part->curve != key->info.curve || result->curve != key->info.curve)
+      throw std::logic_error("partition, result and key are on different curves");
+    return zk::visit_curve(key->info.curve, [&](auto curve) {
+      return finalize_on<decltype(curve)>(key, part, result);
+    });
+  };
+  ops.write_file = [](const std::string& path, std::string_view contents) {
+    zk::formats::write_file_atomic(path, contents);
+  };
+  return ops;
+}
+
+}  // namespace proofline

@@ -1,0 +1,51 @@
+// The work the pipeline's actors do on data, as replaceable functions. The
+// actors decide when and where (ordering, memory, threads); these functions
+// decide what (read a key, synthesize, assemble, write). The real ones call
+// zk/ and the formats (real_prover_ops, in its own library so actor tests
+// link without them); tests put in fakes that are fast and deterministic.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "gpu/backend.hpp"
+#include "memory/buffer.hpp"
+#include "zk/groth16/proving_key.hpp"
+
+namespace proofline {
+
+/// The text of a partition's two output files.
+struct finalized_files {
+  std::string proof_json;
+  std::string public_json;
+};
+
+struct prover_ops {
+  /// Reads and checks a whole .zkey. Blocking (seconds for large keys); runs
+  /// in a key loader. Throws zk::formats::format_error naming the file.
+  std::function<zk::groth16::key_ptr(const std::string& zkey)> load_key;
+
+  /// Reads the witness at `witness` for `key` and computes a, b, c, with
+  /// every buffer from `src`. Throws format_error naming the file.
+  std::function<gpu::partition_ptr(const zk::groth16::key_ptr& key, const std::string& witness,
+                                   const memory::source& src)>
+      synthesize;
+
+  /// Assembles the proof with fresh random r, s and renders proof.json and
+  /// public.json (public signals = witness values w[1 ..= n_public]).
+  std::function<finalized_files(const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,
+                                const gpu::result_ptr& result)>
+      finalize;
+
+  /// Writes a file atomically (temp file + rename); throws std::runtime_error.
+  std::function<void(const std::string& path, std::string_view contents)> write_file;
+};
+
+/// The real operations: zk::formats::load_zkey (with `threads` for its
+/// checks; 0 = every hardware thread), read_witness, synthesize_abc,
+/// assemble with random_scalar, proof_to_json/public_to_json and
+/// write_file_atomic. Defined in library proofline_prover_ops.
+prover_ops real_prover_ops(unsigned threads);
+
+}  // namespace proofline

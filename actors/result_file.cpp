@@ -1,0 +1,47 @@
+#include "actors/result_file.hpp"
+
+#include <cmath>
+
+#include <nlohmann/json.hpp>
+
+namespace proofline {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+double round_us(double ms) { return std::round(ms * 1000.0) / 1000.0; }
+
+json span_json(const span_ms& s) { return json::array({round_us(s.start), round_us(s.end)}); }
+
+json error_json(const file_error& e) { return json{{"file", e.file}, {"message", e.message}}; }
+
+json partition_json(const partition_report& p) {
+  json j;
+  j["index"] = p.index;
+  j["status"] = to_string(p.state);
+  j["proof"] = p.state == partition_state::done ? json(p.proof_file) : json(nullptr);
+  j["public"] = p.state == partition_state::done ? json(p.public_file) : json(nullptr);
+  json spans = json::object();
+  if (p.spans.synthesize.recorded()) spans["synthesize"] = span_json(p.spans.synthesize);
+  if (p.spans.prove.recorded()) spans["prove"] = span_json(p.spans.prove);
+  if (p.spans.finalize.recorded()) spans["finalize"] = span_json(p.spans.finalize);
+  j["spans_ms"] = spans;
+  if (p.state == partition_state::failed) j["error"] = error_json(p.error);
+  return j;
+}
+
+}  // namespace
+
+std::string result_json(const job_report& report) {
+  json j;
+  j["id"] = report.id;
+  j["status"] = to_string(report.state);
+  j["error"] = report.has_error ? error_json(report.error) : json(nullptr);
+  j["partitions"] = json::array();
+  for (const auto& p : report.partitions) j["partitions"].push_back(partition_json(p));
+  j["spans_ms"] = json{{"total", span_json(report.total)}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace proofline

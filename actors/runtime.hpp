@@ -1,0 +1,67 @@
+// runtime: spawns and wires the whole proving pipeline of DESIGN.md in one
+// actor system, and stops it. Clients (the app, tests, later a control actor)
+// talk to registry(): submit, status, await.
+//
+//   job_registry -> memory_manager -> synthesizer x N -> scheduler
+//     -> gpu_worker (one per backend) -> finalizer x M -> job_registry
+#pragma once
+
+#include <caf/actor_system.hpp>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "actors/memory_manager.hpp"
+#include "actors/prover_ops.hpp"
+#include "actors/run_clock.hpp"
+#include "memory/estimate.hpp"
+#include "messages/interfaces.hpp"
+
+namespace proofline {
+
+struct runtime_config {
+  uint64_t memory_budget = 0;  ///< bytes, > 0
+  unsigned synthesizers = 2;
+  unsigned finalizers = 2;
+  unsigned lookahead = 1;  ///< per GPU worker: partitions held beyond the one proving
+  unsigned pacing = 0;     ///< granted partitions not yet being proved; 0 = 2 per GPU worker + 1
+  memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< for partition estimates
+  /// Run key loaders, synthesizers, GPU workers and finalizers on their own
+  /// threads (production); false keeps everything on the scheduler, which
+  /// deterministic tests need.
+  bool detach = true;
+  run_clock clock;
+  std::function<void(const grant_event&)> on_grant;  ///< optional observer
+};
+
+class runtime {
+ public:
+  /// Spawns the pipeline: one GPU worker per backend (at least one).
+  runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
+          std::vector<std::shared_ptr<gpu::backend>> backends);
+  runtime(const runtime&) = delete;
+  runtime& operator=(const runtime&) = delete;
+  /// Calls shutdown().
+  ~runtime();
+
+  const job_registry_actor& registry() const { return registry_; }
+  const memory_manager_actor& memory() const { return memory_; }
+  const scheduler_actor& scheduler() const { return scheduler_; }
+  const runtime_config& config() const { return cfg_; }
+
+  /// Sends every actor an exit message (user_shutdown). Idempotent.
+  void shutdown();
+
+ private:
+  runtime_config cfg_;
+  memory_manager_actor memory_;
+  scheduler_actor scheduler_;
+  job_registry_actor registry_;
+  std::vector<finalizer_actor> finalizers_;
+  std::vector<gpu_worker_actor> workers_;
+  std::vector<synthesizer_actor> synthesizers_;
+  bool stopped_ = false;
+};
+
+}  // namespace proofline

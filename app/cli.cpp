@@ -1,0 +1,173 @@
+#include "app/cli.hpp"
+
+#include <fstream>
+#include <ostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+#include "memory/size.hpp"
+
+namespace proofline::app {
+
+namespace {
+
+constexpr uint64_t gib = 1ull << 30;
+constexpr uint64_t min_budget = 256ull << 20;  // below this no realistic partition fits
+
+const char* const overview =
+    "proofline: a Groth16 proving runtime. It turns snarkjs proving keys (.zkey) and\n"
+    "witnesses (.wtns) into proofs that `snarkjs groth16 verify` accepts, pipelining\n"
+    "witness synthesis, proving (CUDA GPU or CPU) and proof assembly in an actor system\n"
+    "under one memory budget.";
+
+const char* const main_footer =
+    "Run `proofline run --help` for the job file format, outputs and exit codes.\n"
+    "\n"
+    "Exit codes: 0 every job done; 1 some job failed; 2 usage error (bad option,\n"
+    "bad job file, requested backend unavailable).";
+
+const char* const run_footer = R"(JOB FILE (JSON):
+  {"jobs": [
+    {"id": "a", "zkey": "circuit.zkey", "witness": "w.wtns", "out": "out/a"},
+    {"id": "b", "zkey": "circuit.zkey", "witnesses": ["w0.wtns", "w1.wtns"],
+     "out": "out/b", "priority": "high"}
+  ]}
+  Each job needs "id" (unique), "zkey", "out" (unique) and exactly one of
+  "witness" (one proof) or "witnesses" (one proof per partition, proved in
+  order); "priority" is optional: low, normal (default), high, critical. Other
+  keys are errors. Relative paths resolve against the job file's directory;
+  relative "out" paths against --out-root when it is given. A file that is not
+  valid JSON or breaks these rules is rejected before anything runs (exit 2),
+  with a message naming the job and the field.
+
+OUTPUTS, in each job's out directory (written atomically: temp file + rename):
+  "witness" job:    proof.json, public.json
+  "witnesses" job:  proof_<i>.json, public_<i>.json for i = 0..k-1
+  every job:        result.json:
+    {"id": "b", "status": "done" | "failed", "error": null | {"file", "message"},
+     "partitions": [{"index": 0, "status": "done", "proof": "proof_0.json",
+                     "public": "public_0.json", "spans_ms": {"synthesize": [s, e],
+                     "prove": [s, e], "finalize": [s, e]}}, ...],
+     "spans_ms": {"total": [s, e]}}
+    Spans are [start, end] in ms since the run started. A failed partition has
+    "proof"/"public" null and its own "error"; a job fails if any partition
+    fails, and the proofs of its other partitions are kept.
+  proofs and public signals are in snarkjs format; check one with
+    snarkjs groth16 verify verification_key.json public.json proof.json
+  stdout: a summary table (job, status, partitions done/total, time, output,
+  error) and totals (proofs, wall time, proofs/s). stderr: the log.
+
+WITHOUT JOBFILE: proves the bundled example (examples/jobs.json, found next to
+the binary: <exe dir>/examples, <exe dir>/../examples,
+<exe dir>/../share/proofline/examples, then the source tree) into
+./proofline-out/ (as if --out-root proofline-out).
+
+EXIT CODES: 0 every job done; 1 at least one job failed (the others still run
+and their outputs are written); 2 usage error: bad option, unreadable or
+invalid job file, bundled example not found, --backend cuda without a usable GPU.)";
+
+CLI::Validator size_validator() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        return memory::parse_size(s)
+                   ? std::string()
+                   : "expected a size in bytes or with a unit (512M, 8G, 1.5T), got " + s;
+      },
+      "SIZE", "size");
+}
+
+std::string budget_help() {
+  std::ostringstream h;
+  h << "Memory budget for partitions in flight: bytes, or with K/M/G/T (binary units: "
+       "512M, 8G, 1.5T). Partitions wait for memory in priority order; one larger "
+       "than the budget fails its job at once. Default: 70% of physical memory minus "
+       "1 GiB (at least 256 MiB)";
+  if (physical_memory()) h << "; here " << memory::format_bytes(default_memory_budget());
+  return h.str();
+}
+
+}  // namespace
+
+uint64_t physical_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  uint64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit)
+    if (key == "MemTotal:") return kib * 1024;
+  return 0;
+}
+
+uint64_t default_memory_budget() {
+  uint64_t total = physical_memory();
+  if (total == 0) return 4 * gib;
+  uint64_t share = total / 10 * 7;
+  uint64_t budget = share > gib ? share - gib : 0;
+  return budget < min_budget ? min_budget : budget;
+}
+
+std::string version_text() { return std::string("proofline ") + PROOFLINE_VERSION; }
+
+std::optional<int> parse_command_line(int argc, const char* const* argv, run_options& opts,
+                                      std::ostream& out, std::ostream& err) {
+  CLI::App app{overview, "proofline"};
+  app.set_version_flag("--version", version_text(), "Print the version and exit");
+  app.require_subcommand(1);
+  app.footer(main_footer);
+  app.get_formatter()->column_width(34);
+
+  auto* run =
+      app.add_subcommand("run", "Prove every job of a job file (default: the bundled example)");
+  run->footer(run_footer);
+
+  std::string job_file, out_root, budget;
+  run->add_option("JOBFILE", job_file, "Job file (JSON, see below); default: the bundled example");
+  run->add_option("--out-root", out_root,
+                  "Directory that relative \"out\" paths resolve against (default: the job "
+                  "file's directory; ./proofline-out without JOBFILE)")
+      ->type_name("DIR");
+  run->add_option("--backend", opts.backend,
+                  "Prover backend: auto (CUDA when a GPU is visible, else CPU), cpu, or cuda "
+                  "(one GPU worker per device; exit 2 if there is none)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  run->add_option("--synthesizers", opts.synthesizers,
+                  "Synthesizer actors (witness reading and a, b, c), one thread each")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  run->add_option("--finalizers", opts.finalizers,
+                  "Finalizer actors (proof assembly, output files), one thread each")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  run->add_option("--cpu-threads", opts.cpu_threads,
+                  "Threads of the CPU backend and of key loading; 0 = every hardware thread")
+      ->check(CLI::Range(0u, 4096u))
+      ->capture_default_str();
+  run->add_option("--synthesis-ahead", opts.synthesis_ahead,
+                  "Partitions granted memory but not yet being proved, at most (in synthesis, "
+                  "ready, or in a GPU worker's look-ahead); default 2 per GPU worker + 1; "
+                  "1 synthesizes just in time (partition k+1 while k proves)")
+      ->check(CLI::Range(1u, 1024u));
+  run->add_option("--memory-budget", budget, budget_help())->check(size_validator());
+  run->add_option("--log-level", opts.log_level,
+                  "Log level on stderr: trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+  run->add_flag("--quiet,-q", opts.quiet,
+                "No summary on stdout, and only errors in the log (unless --log-level is given)");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e, out, err);
+    return code == 0 ? exit_ok : exit_usage;
+  }
+  if (!job_file.empty()) opts.job_file = job_file;
+  if (!out_root.empty()) opts.out_root = out_root;
+  if (!budget.empty()) opts.memory_budget = *memory::parse_size(budget);
+  opts.log_level_given = run->count("--log-level") > 0;
+  return std::nullopt;
+}
+
+}  // namespace proofline::app

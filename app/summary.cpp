@@ -1,0 +1,62 @@
+#include "app/summary.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+#include <string>
+
+namespace proofline::app {
+
+namespace {
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+  return buf;
+}
+
+}  // namespace
+
+void print_summary(std::ostream& out, const std::vector<job_report>& reports, double wall_ms) {
+  const std::vector<std::string> head{"job", "status", "partitions", "time", "output", "error"};
+  std::vector<std::vector<std::string>> rows;
+  std::size_t proofs = 0, done = 0, failed = 0;
+  for (const auto& r : reports) {
+    std::size_t ok = 0;
+    for (const auto& p : r.partitions) ok += p.state == partition_state::done;
+    proofs += ok;
+    (r.state == job_state::done ? done : failed) += 1;
+    double secs = r.total.recorded() && r.total.end >= r.total.start
+                      ? (r.total.end - r.total.start) / 1000.0
+                      : 0.0;
+    rows.push_back({r.id, to_string(r.state),
+                    std::to_string(ok) + "/" + std::to_string(r.partitions.size()),
+                    fixed(secs, 3) + " s", r.out, r.has_error ? r.error.message : ""});
+  }
+
+  std::vector<std::size_t> width(head.size());
+  for (std::size_t c = 0; c < head.size(); ++c) {
+    width[c] = head[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      s += cells[c];
+      if (c + 1 < cells.size()) s += std::string(width[c] - cells[c].size() + 2, ' ');
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    out << s << '\n';
+  };
+  line(head);
+  for (const auto& row : rows) line(row);
+
+  double secs = wall_ms / 1000.0;
+  out << '\n'
+      << reports.size() << (reports.size() == 1 ? " job" : " jobs") << ": " << done << " done, "
+      << failed << " failed; " << proofs << (proofs == 1 ? " proof" : " proofs") << " in "
+      << fixed(secs, 3) << " s wall time ("
+      << fixed(secs > 0 ? static_cast<double>(proofs) / secs : 0.0, 2) << " proofs/s)\n";
+}
+
+}  // namespace proofline::app

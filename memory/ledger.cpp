@@ -1,0 +1,73 @@
+#include "memory/ledger.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "memory/size.hpp"
+
+namespace proofline::memory {
+
+ledger::ledger(uint64_t budget) : budget_(budget) {
+  if (budget == 0) throw std::invalid_argument("memory budget must be positive");
+}
+
+bool ledger::submit(uint64_t id, grant_order order, uint64_t bytes) {
+  if (bytes > budget_) return false;
+  if (queued_at_.count(id) || held_.count(id))
+    throw std::logic_error("ledger: request id " + std::to_string(id) + " is already live");
+  queue_.emplace(queue_key{order, id}, bytes);
+  queued_at_.emplace(id, order);
+  return true;
+}
+
+std::optional<ledger::granted> ledger::grant_next() {
+  if (queue_.empty()) return std::nullopt;
+  auto head = queue_.begin();
+  uint64_t bytes = head->second;
+  if (bytes > budget_ - reserved_) return std::nullopt;
+  granted g{head->first.id, head->first.order, bytes};
+  queue_.erase(head);
+  queued_at_.erase(g.id);
+  held_.emplace(g.id, bytes);
+  reserved_ += bytes;
+  peak_ = std::max(peak_, reserved_);
+  return g;
+}
+
+uint64_t ledger::release(uint64_t id, uint64_t bytes) {
+  auto it = held_.find(id);
+  if (it == held_.end()) return 0;
+  uint64_t n = std::min(bytes, it->second);
+  it->second -= n;
+  reserved_ -= n;
+  return n;
+}
+
+uint64_t ledger::release_all(uint64_t id) {
+  auto it = held_.find(id);
+  if (it == held_.end()) return 0;
+  uint64_t n = it->second;
+  reserved_ -= n;
+  held_.erase(it);
+  return n;
+}
+
+bool ledger::cancel(uint64_t id) {
+  auto it = queued_at_.find(id);
+  if (it == queued_at_.end()) return false;
+  queue_.erase(queue_key{it->second, id});
+  queued_at_.erase(it);
+  return true;
+}
+
+std::optional<uint64_t> ledger::head_bytes() const {
+  if (queue_.empty()) return std::nullopt;
+  return queue_.begin()->second;
+}
+
+std::string too_large_message(uint64_t bytes, uint64_t budget) {
+  return "partition needs " + format_bytes(bytes) + ", the memory budget is " +
+         format_bytes(budget);
+}
+
+}  // namespace proofline::memory

@@ -1,0 +1,146 @@
+#include "tests/actors/fakes.hpp"
+
+#include <thread>
+
+#include "zk/curves.hpp"
+#include "zk/formats/error.hpp"
+
+namespace proofline::test {
+
+namespace {
+
+using curve = zk::bn254;
+
+class fake_backend final : public gpu::backend {
+ public:
+  explicit fake_backend(std::shared_ptr<fake_world> w) : world_(std::move(w)) {}
+  const char* kind() const override { return "fake"; }
+  std::string describe() const override { return "fake backend"; }
+  gpu::result_ptr prove(const zk::groth16::key_ptr&, const gpu::partition_ptr& part,
+                        const gpu::prove_hooks& hooks) override {
+    const auto& p = static_cast<const gpu::partition<curve>&>(*part);
+    std::string witness;
+    {
+      std::lock_guard<std::mutex> g(world_->mtx);
+      witness = world_->tags.at(p.witness[1].l[0]);
+    }
+    world_->log("prove " + witness);
+    if (hooks.inputs_consumed) hooks.inputs_consumed();
+    std::this_thread::sleep_for(world_->prove_delay);
+    {
+      std::lock_guard<std::mutex> g(world_->mtx);
+      if (world_->fail_prove.count(witness)) throw gpu::backend_error("injected device fault");
+    }
+    return std::make_shared<gpu::result<curve>>();
+  }
+
+ private:
+  std::shared_ptr<fake_world> world_;
+};
+
+}  // namespace
+
+void fake_world::log(std::string e) {
+  std::lock_guard<std::mutex> g(mtx);
+  events.push_back(std::move(e));
+}
+
+std::vector<std::string> fake_world::events_of(const std::string& kind) const {
+  std::lock_guard<std::mutex> g(mtx);
+  std::vector<std::string> out;
+  for (const auto& e : events)
+    if (e.compare(0, kind.size() + 1, kind + " ") == 0) out.push_back(e.substr(kind.size() + 1));
+  return out;
+}
+
+std::string fake_world::file(const std::string& path) const {
+  std::lock_guard<std::mutex> g(mtx);
+  auto it = files.find(path);
+  return it == files.end() ? std::string() : it->second;
+}
+
+prover_ops fake_world::ops() {
+  auto self = shared_from_this();
+  prover_ops ops;
+  ops.load_key = [self](const std::string& path) -> zk::groth16::key_ptr {
+    self->log("load " + path);
+    {
+      std::lock_guard<std::mutex> g(self->mtx);
+      ++self->key_loads;
+    }
+    if (path.find("missing") != std::string::npos)
+      throw zk::formats::format_error(path, "cannot open: No such file or directory");
+    auto key = std::make_shared<zk::groth16::proving_key_base>();
+    key->path = path;
+    key->info.curve = zk::curve_id::bn254;
+    key->info.n8q = key->info.n8r = 32;
+    key->info.n_vars = 8;
+    key->info.n_public = 2;
+    key->info.domain_size = 16;
+    key->info.log_domain = 4;
+    if (path.find("huge") != std::string::npos) {
+      key->info.domain_size = 1u << 20;
+      key->info.log_domain = 20;
+    }
+    return key;
+  };
+  ops.synthesize = [self](const zk::groth16::key_ptr& key, const std::string& witness,
+                          const memory::source& src) -> gpu::partition_ptr {
+    self->log("synth " + witness);
+    std::this_thread::sleep_for(self->synth_delay);
+    if (witness.find("bad") != std::string::npos)
+      throw zk::formats::format_error(witness, "1520 witness values, " + key->path + " expects 8");
+    auto p = std::make_shared<gpu::partition<curve>>();
+    p->witness = memory::buffer<curve::scalar>(key->info.n_vars, src);
+    for (auto& v : p->witness) v = curve::scalar::zero();
+    p->witness[0] = curve::scalar::from_u64(1);
+    {
+      std::lock_guard<std::mutex> g(self->mtx);
+      p->witness[1] = curve::scalar::from_u64(self->tags.size());
+      self->tags.push_back(witness);
+    }
+    p->witness[2] = curve::scalar::from_u64(42);
+    p->a = memory::buffer<curve::fr>(key->info.domain_size, src);
+    p->b = memory::buffer<curve::fr>(key->info.domain_size, src);
+    p->c = memory::buffer<curve::fr>(key->info.domain_size, src);
+    return p;
+  };
+  ops.finalize = [self](const zk::groth16::key_ptr&, const gpu::partition_ptr& part,
+                        const gpu::result_ptr& result) {
+    const auto& p = static_cast<const gpu::partition<curve>&>(*part);
+    if (!result) throw std::logic_error("finalize without a result");
+    std::string witness;
+    {
+      std::lock_guard<std::mutex> g(self->mtx);
+      witness = self->tags.at(p.witness[1].l[0]);
+    }
+    finalized_files f;
+    f.proof_json = "{\"witness\": \"" + witness + "\"}";
+    f.public_json = "[\"" + std::to_string(p.witness[1].l[0]) + "\", \"" +
+                    std::to_string(p.witness[2].l[0]) + "\"]";
+    return f;
+  };
+  ops.write_file = [self](const std::string& path, std::string_view contents) {
+    self->log("write " + path);
+    std::lock_guard<std::mutex> g(self->mtx);
+    self->files[path] = std::string(contents);
+  };
+  return ops;
+}
+
+std::shared_ptr<gpu::backend> fake_world::backend() {
+  return std::make_shared<fake_backend>(shared_from_this());
+}
+
+std::function<void(const grant_event&)> fake_world::grant_logger(uint64_t budget) {
+  auto self = shared_from_this();
+  return [self, budget](const grant_event& e) {
+    self->log("grant " + e.witness);
+    if (e.reserved_after > budget) {
+      std::lock_guard<std::mutex> g(self->mtx);
+      ++self->grants_over_budget;
+    }
+  };
+}
+
+}  // namespace proofline::test

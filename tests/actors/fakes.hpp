@@ -1,0 +1,51 @@
+// Fakes for actor tests: a prover_ops and a gpu::backend that do no maths but
+// record what reaches them, in one event log, so tests can assert the order
+// of grants, proves and writes. Failures are injected by file name:
+//   a key path containing "missing" fails to load; "huge" gives a key whose
+//   partitions exceed any small budget; a witness path containing "bad" fails
+//   synthesis; a witness listed in fail_prove makes the backend throw.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "actors/memory_manager.hpp"
+#include "actors/prover_ops.hpp"
+#include "gpu/backend.hpp"
+
+namespace proofline::test {
+
+/// Shapes of the fake key: 8 variables (2 public) over a 16-point domain,
+/// BN254 sizes, CPU backend footprint (4 domain vectors, 1 witness copy):
+/// 8*32 + 3*16*32 + 4*16*32 + 8*32 = 4096 bytes per partition.
+inline constexpr uint64_t fake_partition_bytes = 8 * 32 + 3 * 16 * 32 + 4 * 16 * 32 + 8 * 32;
+inline constexpr uint64_t fake_bulk_bytes = 3 * 16 * 32;
+
+struct fake_world : std::enable_shared_from_this<fake_world> {
+  // Tests may lock here; the rule against locks covers actors/, messages/, memory/.
+  mutable std::mutex mtx;
+  std::vector<std::string> events;  ///< "load k", "grant w", "synth w", "prove w", "write path"
+  std::map<std::string, std::string> files;  ///< path -> contents
+  std::vector<std::string> tags;             ///< witness path by tag (w[1])
+  std::set<std::string> fail_prove;
+  std::chrono::milliseconds synth_delay{0};
+  std::chrono::milliseconds prove_delay{0};
+  int key_loads = 0;
+
+  void log(std::string e);
+  std::vector<std::string> events_of(const std::string& kind) const;
+  std::string file(const std::string& path) const;
+
+  prover_ops ops();
+  std::shared_ptr<gpu::backend> backend();
+  /// An on_grant observer that logs "grant <witness>" and checks the budget.
+  std::function<void(const grant_event&)> grant_logger(uint64_t budget);
+  uint64_t grants_over_budget = 0;
+};
+
+}  // namespace proofline::test

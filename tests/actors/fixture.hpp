@@ -1,0 +1,117 @@
+// Deterministic actor-system fixture: CAF's `testing` scheduler policy (no
+// worker threads; sched.run() runs every actor until nothing is left to do),
+// the whole pipeline undetached on a fake world, and a hidden scoped_actor
+// that sends requests and collects the replies without blocking.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/after.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <chrono>
+#include <optional>
+
+#include "actors/runtime.hpp"
+#include "tests/actors/fakes.hpp"
+
+namespace proofline::test {
+
+inline caf::actor_system_config& deterministic(caf::actor_system_config& cfg) {
+  cfg.set("scheduler.policy", caf::atom("testing"));
+  cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  return cfg;
+}
+
+struct det_fixture {
+  caf::actor_system_config cfg;
+  caf::actor_system sys;
+  caf::scoped_actor self;
+  caf::scheduler::test_coordinator& sched;
+  std::shared_ptr<fake_world> world = std::make_shared<fake_world>();
+  std::optional<runtime> rt;
+
+  det_fixture()
+      : sys(deterministic(cfg)),
+        self(sys, true),
+        sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {}
+
+  ~det_fixture() {
+    if (rt) rt->shutdown();
+    sched.run();
+    rt.reset();
+    sched.run();
+  }
+
+  /// Starts the pipeline undetached with one fake backend.
+  void start(runtime_config rc) {
+    rc.detach = false;
+    if (!rc.on_grant) rc.on_grant = world->grant_logger(rc.memory_budget);
+    rt.emplace(sys, rc, world->ops(), std::vector<std::shared_ptr<gpu::backend>>{world->backend()});
+    sched.run();
+  }
+
+  /// Takes one message of type T from self's mailbox; fails if there is none.
+  template <class T>
+  T fetch() {
+    T result{};
+    bool got = false;
+    self->receive(
+        [&](T& x) {
+          result = std::move(x);
+          got = true;
+        },
+        caf::after(std::chrono::seconds(0)) >> [] {});
+    REQUIRE(got);
+    return result;
+  }
+
+  /// Submits a job and returns its sequence number (runs the scheduler).
+  uint64_t submit(const job_spec& spec) {
+    self->send(rt->registry(), submit_atom::value, spec);
+    sched.run();
+    return fetch<uint64_t>();
+  }
+
+  /// Submits every job before any actor runs, so all of them wait for the
+  /// same key load and reach the memory manager together.
+  std::vector<uint64_t> submit_all(const std::vector<job_spec>& specs) {
+    for (const auto& s : specs) self->send(rt->registry(), submit_atom::value, s);
+    sched.run();
+    std::vector<uint64_t> seqs;
+    for (size_t i = 0; i < specs.size(); ++i) seqs.push_back(fetch<uint64_t>());
+    return seqs;
+  }
+
+  /// The report of a finished job (runs the scheduler first).
+  job_report report(uint64_t seq) {
+    sched.run();
+    self->send(rt->registry(), await_atom::value, seq);
+    sched.run();
+    return fetch<job_report>();
+  }
+
+  memory_stats memory() {
+    self->send(rt->memory(), stats_atom::value);
+    sched.run();
+    return fetch<memory_stats>();
+  }
+};
+
+inline job_spec make_job(std::string id, std::vector<std::string> witnesses,
+                         priority prio = priority::normal, std::string zkey = "circuit.zkey") {
+  job_spec s;
+  s.id = id;
+  s.zkey = std::move(zkey);
+  s.single = witnesses.size() == 1;
+  s.witnesses = std::move(witnesses);
+  s.out = "out/" + id;
+  s.prio = prio;
+  return s;
+}
+
+}  // namespace proofline::test

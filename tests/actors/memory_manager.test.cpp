@@ -1,0 +1,151 @@
+// The memory manager actor on its own: pull-based grants, pacing, releases
+// through reservation handles, refusals.
+#include <doctest/doctest.h>
+
+#include "actors/memory_manager.hpp"
+#include "tests/actors/fixture.hpp"
+
+using namespace proofline;
+using namespace proofline::test;
+
+namespace {
+
+job_ptr fake_job(uint64_t seq, priority prio, size_t partitions) {
+  auto j = std::make_shared<job_context>();
+  j->seq = seq;
+  j->spec.id = "j" + std::to_string(seq);
+  j->spec.zkey = "k.zkey";
+  j->spec.prio = prio;
+  for (size_t i = 0; i < partitions; ++i)
+    j->spec.witnesses.push_back(j->spec.id + "_" + std::to_string(i));
+  return j;
+}
+
+std::vector<work_order> orders(const job_ptr& j, uint64_t bytes) {
+  std::vector<work_order> out;
+  for (uint32_t i = 0; i < j->spec.witnesses.size(); ++i) {
+    work_order o;
+    o.part.job = j;
+    o.part.index = i;
+    o.bytes = bytes;
+    o.bulk = bytes / 2;
+    out.push_back(o);
+  }
+  return out;
+}
+
+struct mm_fixture {
+  caf::actor_system_config cfg;
+  caf::actor_system sys;
+  caf::scoped_actor self;
+  caf::scheduler::test_coordinator& sched;
+  memory_manager_actor mm;
+
+  explicit mm_fixture(uint64_t budget = 1000, uint32_t pacing = 2)
+      : sys(deterministic(cfg)),
+        self(sys, true),
+        sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
+    mm = sys.spawn(memory_manager, memory_manager_config{budget, pacing, nullptr});
+    sched.run();
+  }
+  ~mm_fixture() {
+    self->send_exit(mm, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+
+  /// Grants waiting in self's mailbox, in arrival order.
+  std::vector<grant> grants() {
+    std::vector<grant> out;
+    bool more = true;
+    while (more)
+      self->receive([&](grant& g) { out.push_back(std::move(g)); },
+                    caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+    return out;
+  }
+  std::vector<partition_failure> refusals() {
+    std::vector<partition_failure> out;
+    self->receive([&](std::vector<partition_failure>& r) { out = std::move(r); },
+                  caf::after(std::chrono::seconds(0)) >> [] { FAIL("no reply to reserve"); });
+    return out;
+  }
+  memory_stats stats() {
+    self->send(mm, stats_atom::value);
+    sched.run();
+    memory_stats s;
+    self->receive([&](memory_stats& x) { s = x; });
+    return s;
+  }
+};
+
+std::string name(const grant& g) { return g.part.witness(); }
+
+}  // namespace
+
+TEST_CASE("the memory manager answers idle synthesizers only when memory and pacing allow") {
+  mm_fixture f(1000, 2);
+  auto a = fake_job(1, priority::normal, 4);
+  for (int i = 0; i < 3; ++i) f.self->send(f.mm, pull_atom::value);  // three idle synthesizers
+  f.sched.run();
+  CHECK(f.grants().empty());  // nothing queued yet
+
+  f.self->send(f.mm, reserve_atom::value, orders(a, 100));
+  f.sched.run();
+  CHECK(f.refusals().empty());
+  auto g = f.grants();
+  REQUIRE(g.size() == 2);  // pacing: two granted partitions may wait for a GPU worker
+  CHECK(name(g[0]) == "j1_0");
+  CHECK(name(g[1]) == "j1_1");
+  CHECK(f.stats().untaken == 2);
+
+  f.self->send(f.mm, taken_atom::value, g[0].reservation->id());
+  f.sched.run();
+  auto g2 = f.grants();
+  REQUIRE(g2.size() == 1);  // the third synthesizer gets the next partition
+  CHECK(name(g2[0]) == "j1_2");
+  CHECK(f.stats().reserved == 300);
+
+  // A reservation released in steps through its handle.
+  CHECK(g[0].reservation->release(g[0].bulk) == 50);
+  f.sched.run();
+  CHECK(f.stats().reserved == 250);
+  g[0].reservation.reset();  // last handle: the rest goes back
+  f.sched.run();
+  auto s = f.stats();
+  CHECK(s.reserved == 200);
+  CHECK(s.reservations == 2);
+  CHECK(s.grants == 3);
+}
+
+TEST_CASE("the memory manager refuses a partition larger than the budget and queues the rest") {
+  mm_fixture f(1000, 3);
+  auto j = fake_job(1, priority::normal, 1);
+  auto k = fake_job(2, priority::normal, 1);
+  auto all = orders(j, 5000);
+  auto ok = orders(k, 10);
+  all.insert(all.end(), ok.begin(), ok.end());
+  f.self->send(f.mm, reserve_atom::value, all);
+  f.sched.run();
+  auto r = f.refusals();
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].job_seq == 1);
+  CHECK(r[0].error.file == "k.zkey");
+  CHECK(r[0].error.message == "k.zkey: partition needs 4.9 KiB, the memory budget is 1000 B");
+  CHECK(f.stats().queued == 1);
+}
+
+TEST_CASE("a granted partition that is dropped unused returns its memory and its pacing slot") {
+  mm_fixture f(100, 1);
+  auto j = fake_job(1, priority::normal, 2);
+  f.self->send(f.mm, reserve_atom::value, orders(j, 60));
+  f.self->send(f.mm, pull_atom::value);
+  f.self->send(f.mm, pull_atom::value);
+  f.sched.run();
+  f.refusals();
+  auto g = f.grants();
+  REQUIRE(g.size() == 1);
+  g.clear();  // e.g. its synthesis failed: the handle drops
+  f.sched.run();
+  auto g2 = f.grants();
+  REQUIRE(g2.size() == 1);
+  CHECK(name(g2[0]) == "j1_1");
+}

@@ -1,0 +1,293 @@
+// The whole pipeline under CAF's deterministic scheduler with a fake backend:
+// the order in which partitions get memory and reach the backend, failures
+// that stay inside their job, and result.json.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/actors/fixture.hpp"
+
+using namespace proofline;
+using namespace proofline::test;
+using strings = std::vector<std::string>;
+
+namespace {
+
+/// Index of the first event equal to `e`, or -1.
+long position(const strings& events, const std::string& e) {
+  auto it = std::find(events.begin(), events.end(), e);
+  return it == events.end() ? -1 : static_cast<long>(it - events.begin());
+}
+
+runtime_config two_partition_budget() {
+  runtime_config rc;
+  rc.memory_budget = 2 * fake_partition_bytes;  // room for exactly two partitions
+  rc.synthesizers = 2;
+  rc.finalizers = 2;
+  return rc;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "jobs of mixed priority get memory and reach the backend by priority, then age") {
+  start(two_partition_budget());
+  auto seqs = submit_all({
+      make_job("a", {"a0.wtns", "a1.wtns", "a2.wtns"}, priority::normal),
+      make_job("b", {"b0.wtns", "b1.wtns"}, priority::high),
+      make_job("c", {"c0.wtns"}, priority::low),
+      make_job("d", {"d0.wtns"}, priority::normal),
+      make_job("e", {"e0.wtns"}, priority::critical),
+  });
+  for (auto seq : seqs) CHECK(report(seq).state == job_state::done);
+
+  const strings expected{"e0.wtns", "b0.wtns", "b1.wtns", "a0.wtns",
+                         "a1.wtns", "a2.wtns", "d0.wtns", "c0.wtns"};
+  CHECK(world->events_of("grant") == expected);
+  CHECK(world->events_of("prove") == expected);
+  CHECK(world->key_loads == 1);  // one key, loaded once for all five jobs
+  CHECK(world->grants_over_budget == 0);
+
+  // With room for two partitions, the third grant waits until the first
+  // partition is finalized (its proof written), and so on down the line.
+  auto ev = world->events;
+  CHECK(position(ev, "grant b0.wtns") < position(ev, "prove e0.wtns"));
+  CHECK(position(ev, "grant b1.wtns") > position(ev, "write out/e/proof.json"));
+  CHECK(position(ev, "grant a0.wtns") > position(ev, "write out/b/proof_0.json"));
+  CHECK(position(ev, "grant a0.wtns") < position(ev, "write out/b/proof_1.json"));
+  CHECK(position(ev, "grant c0.wtns") > position(ev, "write out/a/proof_2.json"));
+
+  // Everything reserved came back.
+  auto m = memory();
+  CHECK(m.reserved == 0);
+  CHECK(m.reservations == 0);
+  CHECK(m.queued == 0);
+  CHECK(m.grants == 8);
+  CHECK(m.peak_reserved == 2 * fake_partition_bytes);
+  CHECK(m.purges == 8);
+}
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "a partition released in steps frees its bulk when the backend has its inputs") {
+  // Room for the second partition only once the first has given back its
+  // bulk: the second grant comes right after inputs_consumed, before the first
+  // partition is finalized.
+  runtime_config rc;
+  rc.memory_budget = 2 * fake_partition_bytes - fake_bulk_bytes;
+  rc.synthesizers = 1;
+  start(rc);
+  auto seq = submit(make_job("p", {"p0.wtns", "p1.wtns"}));
+  CHECK(report(seq).state == job_state::done);
+  auto ev = world->events;
+  CHECK(position(ev, "grant p1.wtns") > position(ev, "prove p0.wtns"));
+  CHECK(position(ev, "grant p1.wtns") < position(ev, "write out/p/proof_0.json"));
+}
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "a failed partition fails only its own job and keeps its siblings' proofs") {
+  start(two_partition_budget());
+  world->fail_prove.insert("z1.wtns");
+  auto seqs = submit_all({
+      make_job("x", {"x0.wtns", "x1-bad.wtns", "x2.wtns"}),
+      make_job("y", {"y0.wtns"}),
+      make_job("z", {"z0.wtns", "z1.wtns"}),
+  });
+  auto x = report(seqs[0]);
+  auto y = report(seqs[1]);
+  auto z = report(seqs[2]);
+
+  CHECK(y.state == job_state::done);
+  CHECK_FALSE(y.has_error);
+
+  REQUIRE(x.partitions.size() == 3);
+  CHECK(x.state == job_state::failed);
+  CHECK(x.error.file == "x1-bad.wtns");
+  CHECK(x.error.message == "x1-bad.wtns: 1520 witness values, circuit.zkey expects 8");
+  CHECK(x.partitions[0].state == partition_state::done);
+  CHECK(x.partitions[1].state == partition_state::failed);
+  CHECK(x.partitions[2].state == partition_state::done);
+  CHECK(x.partitions[2].proof_file == "proof_2.json");
+  CHECK(world->file("out/x/proof_0.json") == "{\"witness\": \"x0.wtns\"}");
+  CHECK(world->file("out/x/proof_2.json") == "{\"witness\": \"x2.wtns\"}");
+  CHECK(world->file("out/x/proof_1.json").empty());
+
+  CHECK(z.state == job_state::failed);
+  CHECK(z.partitions[0].state == partition_state::done);
+  CHECK(z.partitions[1].state == partition_state::failed);
+  CHECK(z.error.file == "z1.wtns");
+  CHECK(z.error.message == "z1.wtns: fake backend: injected device fault");
+  CHECK(z.partitions[1].spans.prove.recorded());
+
+  auto m = memory();
+  CHECK(m.reserved == 0);
+  CHECK(m.reservations == 0);
+}
+
+TEST_CASE_FIXTURE(det_fixture, "a key that does not load fails every job using it and no other") {
+  start(two_partition_budget());
+  auto seqs = submit_all({
+      make_job("m1", {"m0.wtns", "m1.wtns"}, priority::normal, "missing.zkey"),
+      make_job("ok", {"ok.wtns"}),
+      make_job("m2", {"n0.wtns"}, priority::high, "missing.zkey"),
+  });
+  auto m1 = report(seqs[0]);
+  auto ok = report(seqs[1]);
+  auto m2 = report(seqs[2]);
+  CHECK(ok.state == job_state::done);
+  for (const auto& r : {m1, m2}) {
+    CHECK(r.state == job_state::failed);
+    CHECK(r.error.file == "missing.zkey");
+    CHECK(r.error.message == "missing.zkey: cannot open: No such file or directory");
+    for (const auto& p : r.partitions) CHECK(p.state == partition_state::failed);
+  }
+  CHECK(world->key_loads == 2);  // missing.zkey once for both jobs, circuit.zkey once
+  CHECK(world->events_of("synth") == strings{"ok.wtns"});
+  auto m1_json = nlohmann::json::parse(world->file("out/m1/result.json"));
+  CHECK(m1_json["status"] == "failed");
+  CHECK(m1_json["error"]["file"] == "missing.zkey");
+}
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "a partition larger than the whole budget fails at once with the sizes") {
+  start(two_partition_budget());
+  auto seqs = submit_all({
+      make_job("big", {"big.wtns"}, priority::critical, "huge.zkey"),
+      make_job("small", {"s.wtns"}),
+  });
+  auto big = report(seqs[0]);
+  CHECK(big.state == job_state::failed);
+  CHECK(big.error.file == "huge.zkey");
+  // 2 * 8*32 + 7 * 2^20 * 32 bytes = 224.0005 MiB; budget 2 * 4096 bytes = 8 KiB.
+  CHECK(big.error.message == "huge.zkey: partition needs 224 MiB, the memory budget is 8 KiB");
+  CHECK(report(seqs[1]).state == job_state::done);
+  CHECK(world->events_of("synth") == strings{"s.wtns"});
+}
+
+TEST_CASE_FIXTURE(det_fixture, "result.json records every partition with its files and spans") {
+  start(two_partition_budget());
+  auto seqs = submit_all({make_job("multi", {"m0.wtns", "m1.wtns"}), make_job("one", {"o.wtns"})});
+  auto r = report(seqs[0]);
+  REQUIRE(r.state == job_state::done);
+
+  auto j = nlohmann::ordered_json::parse(world->file("out/multi/result.json"));
+  CHECK(j["id"] == "multi");
+  CHECK(j["status"] == "done");
+  CHECK(j["error"].is_null());
+  REQUIRE(j["partitions"].size() == 2);
+  std::vector<std::string> keys;
+  for (auto& [k, v] : j.items()) keys.push_back(k);
+  CHECK(keys == strings{"id", "status", "error", "partitions", "spans_ms"});
+  double prev_end = 0;
+  for (int i = 0; i < 2; ++i) {
+    auto p = j["partitions"][i];
+    CHECK(p["index"] == i);
+    CHECK(p["status"] == "done");
+    CHECK(p["proof"] == "proof_" + std::to_string(i) + ".json");
+    CHECK(p["public"] == "public_" + std::to_string(i) + ".json");
+    CHECK_FALSE(p.contains("error"));
+    auto s = p["spans_ms"];
+    double s0 = s["synthesize"][0], s1 = s["synthesize"][1];
+    double p0 = s["prove"][0], p1 = s["prove"][1];
+    double f0 = s["finalize"][0], f1 = s["finalize"][1];
+    CHECK(s0 <= s1);
+    CHECK(s1 <= p0);
+    CHECK(p0 <= p1);
+    CHECK(p1 <= f0);
+    CHECK(f0 <= f1);
+    CHECK(p0 >= prev_end);  // one backend: proves do not overlap
+    prev_end = p1;
+    CHECK(s0 >= j["spans_ms"]["total"][0].get<double>());
+    CHECK(f1 <= j["spans_ms"]["total"][1].get<double>());
+  }
+  CHECK(world->file("out/multi/public_1.json") == "[\"1\", \"42\"]");  // w[1..2]: tag 1, 42
+
+  auto one = nlohmann::json::parse(world->file("out/one/result.json"));
+  CHECK(one["partitions"][0]["proof"] == "proof.json");
+  CHECK(one["partitions"][0]["public"] == "public.json");
+  CHECK_FALSE(world->file("out/one/proof.json").empty());
+  CHECK_FALSE(world->file("out/one/public.json").empty());
+}
+
+TEST_CASE_FIXTURE(det_fixture, "status follows a job from queued to done") {
+  start(two_partition_budget());
+  // The status request is in the registry's mailbox before the key loader's
+  // answer, so it sees the job still waiting for its key.
+  self->send(rt->registry(), submit_atom::value, make_job("s", {"s0.wtns"}));
+  self->send(rt->registry(), status_atom::value);
+  sched.run();
+  auto seq = fetch<uint64_t>();
+  auto before = fetch<std::vector<job_status>>();
+  REQUIRE(before.size() == 1);
+  CHECK(before[0].seq == seq);
+  CHECK(before[0].state == job_state::queued);
+  CHECK(before[0].total == 1);
+  self->send(rt->registry(), status_atom::value, seq);
+  sched.run();
+  auto after = fetch<job_status>();
+  CHECK(after.state == job_state::done);
+  CHECK(after.done == 1);
+  CHECK(after.failed == 0);
+}
+
+TEST_CASE_FIXTURE(det_fixture, "a job without witnesses fails with a message naming the job") {
+  start(two_partition_budget());
+  auto spec = make_job("empty", {});
+  auto r = report(submit(spec));
+  CHECK(r.state == job_state::failed);
+  CHECK(r.error.message == "job \"empty\": no witness");
+  auto j = nlohmann::json::parse(world->file("out/empty/result.json"));
+  CHECK(j["status"] == "failed");
+  CHECK(j["partitions"].empty());
+}
+
+TEST_CASE_FIXTURE(det_fixture, "many jobs of random shape reach the backend in the global order") {
+  start(two_partition_budget());
+  std::mt19937 rng(7);
+  std::vector<job_spec> specs;
+  struct expected_part {
+    int prio;
+    size_t job;
+    size_t index;
+    std::string witness;
+  };
+  std::vector<expected_part> good;
+  std::set<std::string> failing_jobs;
+  for (size_t j = 0; j < 25; ++j) {
+    auto prio = static_cast<priority>(rng() % 4);
+    std::vector<std::string> ws;
+    size_t n = 1 + rng() % 4;
+    for (size_t i = 0; i < n; ++i) {
+      bool bad = rng() % 10 == 0;
+      std::string w =
+          "j" + std::to_string(j) + "_" + std::to_string(i) + (bad ? "-bad" : "") + ".wtns";
+      ws.push_back(w);
+      if (bad)
+        failing_jobs.insert("j" + std::to_string(j));
+      else
+        good.push_back({static_cast<int>(prio), j, i, w});
+    }
+    specs.push_back(make_job("j" + std::to_string(j), ws, prio));
+  }
+  REQUIRE_FALSE(failing_jobs.empty());  // the seed gives some bad witnesses
+  auto seqs = submit_all(specs);
+  for (size_t j = 0; j < seqs.size(); ++j) {
+    auto r = report(seqs[j]);
+    CHECK(r.state == (failing_jobs.count(r.id) ? job_state::failed : job_state::done));
+  }
+  std::stable_sort(good.begin(), good.end(), [](const expected_part& x, const expected_part& y) {
+    if (x.prio != y.prio) return x.prio > y.prio;
+    if (x.job != y.job) return x.job < y.job;
+    return x.index < y.index;
+  });
+  strings order;
+  for (const auto& g : good) order.push_back(g.witness);
+  CHECK(world->events_of("prove") == order);
+  CHECK(world->grants_over_budget == 0);
+  auto m = memory();
+  CHECK(m.reserved == 0);
+  CHECK(m.reservations == 0);
+}

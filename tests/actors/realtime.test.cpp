@@ -1,0 +1,67 @@
+// The pipeline on CAF's real scheduler with detached synthesizers, GPU worker
+// and finalizers, and a fake backend that takes a few ms: synthesis of
+// partition k+1 overlaps the proving of partition k.
+#include <doctest/doctest.h>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "actors/runtime.hpp"
+#include "tests/actors/fakes.hpp"
+
+using namespace proofline;
+using namespace proofline::test;
+
+TEST_CASE("synthesis of partition k+1 overlaps the proving of partition k on the real scheduler") {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 2);
+  cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  caf::actor_system sys(cfg);
+  auto world = std::make_shared<fake_world>();
+  world->synth_delay = std::chrono::milliseconds(50);
+  world->prove_delay = std::chrono::milliseconds(40);
+
+  runtime_config rc;
+  rc.memory_budget = 64 * fake_partition_bytes;
+  rc.synthesizers = 2;
+  rc.pacing = 1;  // synthesize just in time: one granted partition ahead of the GPU
+  rc.detach = true;
+  job_report report;
+  {
+    runtime rt(sys, rc, world->ops(), {world->backend()});
+    caf::scoped_actor self(sys);
+    job_spec spec;
+    spec.id = "four";
+    spec.zkey = "circuit.zkey";
+    spec.witnesses = {"p0.wtns", "p1.wtns", "p2.wtns", "p3.wtns"};
+    spec.single = false;
+    spec.out = "out/four";
+    uint64_t seq = 0;
+    self->request(rt.registry(), std::chrono::seconds(10), submit_atom::value, spec)
+        .receive([&](uint64_t s) { seq = s; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+    self->request(rt.registry(), std::chrono::seconds(10), await_atom::value, seq)
+        .receive([&](job_report& r) { report = std::move(r); },
+                 [&](caf::error& e) { FAIL(sys.render(e)); });
+  }
+  REQUIRE(report.state == job_state::done);
+
+  auto j = nlohmann::json::parse(world->file("out/four/result.json"));
+  REQUIRE(j["partitions"].size() == 4);
+  auto span = [&](int k, const char* stage, int end) {
+    return j["partitions"][k]["spans_ms"][stage][end].get<double>();
+  };
+  for (int k = 0; k + 1 < 4; ++k) {
+    INFO("partition " << k);
+    // Intervals [s, e] of synthesize(k+1) and prove(k) intersect.
+    CHECK(span(k + 1, "synthesize", 0) < span(k, "prove", 1));
+    CHECK(span(k, "prove", 0) < span(k + 1, "synthesize", 1));
+    // One GPU worker proves one partition at a time, in order.
+    CHECK(span(k + 1, "prove", 0) >= span(k, "prove", 1));
+  }
+  CHECK(world->events_of("prove") ==
+        std::vector<std::string>{"p0.wtns", "p1.wtns", "p2.wtns", "p3.wtns"});
+}

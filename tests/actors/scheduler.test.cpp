@@ -1,0 +1,98 @@
+// The scheduler on its own: partitions go to GPU workers in grant order
+// (tickets) and, among those free to go, in the global order; parked pulls are
+// answered as soon as a partition may go.
+#include <doctest/doctest.h>
+
+#include "actors/scheduler.hpp"
+#include "tests/actors/fixture.hpp"
+
+using namespace proofline;
+using namespace proofline::test;
+
+namespace {
+
+synthesized_partition ready_part(uint64_t seq, priority prio, uint32_t index, uint64_t ticket) {
+  auto j = std::make_shared<job_context>();
+  j->seq = seq;
+  j->spec.prio = prio;
+  j->spec.witnesses.assign(index + 1, "");
+  j->spec.witnesses[index] = "w" + std::to_string(seq) + "_" + std::to_string(index);
+  synthesized_partition p;
+  p.part.job = j;
+  p.part.index = index;
+  p.part.ticket = ticket;
+  p.reservation = std::make_shared<memory::reservation>(ticket, 1, nullptr);
+  return p;
+}
+
+struct sched_fixture {
+  caf::actor_system_config cfg;
+  caf::actor_system sys;
+  caf::scoped_actor self;  // plays the GPU worker
+  caf::scheduler::test_coordinator& sched;
+  scheduler_actor s;
+
+  sched_fixture()
+      : sys(deterministic(cfg)),
+        self(sys, true),
+        sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
+    s = sys.spawn(proofline::scheduler);
+    sched.run();
+  }
+  ~sched_fixture() {
+    self->send_exit(s, caf::exit_reason::user_shutdown);
+    sched.run();
+  }
+  std::vector<std::string> handed() {
+    std::vector<std::string> out;
+    bool more = true;
+    while (more)
+      self->receive([&](synthesized_partition& p) { out.push_back(p.part.witness()); },
+                    caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
+    return out;
+  }
+};
+
+using strings = std::vector<std::string>;
+
+}  // namespace
+
+TEST_CASE_FIXTURE(sched_fixture, "a partition waits for every partition granted before it") {
+  self->send(s, pull_atom::value);  // a worker waits before anything is ready
+  sched.run();
+  // Granted as tickets 1..4; synthesis finishes in the order 4, 3, 1, 2.
+  self->send(s, ready_atom::value, ready_part(2, priority::normal, 0, 4));
+  self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 3));
+  sched.run();
+  CHECK(handed().empty());  // tickets 1 and 2 are still being synthesized
+  self->send(s, ready_atom::value, ready_part(3, priority::high, 0, 1));
+  sched.run();
+  CHECK(handed() == strings{"w3_0"});
+  self->send(s, ready_atom::value, ready_part(1, priority::normal, 0, 2));
+  for (int i = 0; i < 3; ++i) self->send(s, pull_atom::value);
+  sched.run();
+  CHECK(handed() == strings{"w1_0", "w1_1", "w2_0"});
+}
+
+TEST_CASE_FIXTURE(sched_fixture,
+                  "among partitions free to go the best by priority, job and index goes first") {
+  self->send(s, ready_atom::value, ready_part(2, priority::normal, 0, 1));
+  self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 2));
+  self->send(s, ready_atom::value, ready_part(4, priority::low, 0, 3));
+  self->send(s, ready_atom::value, ready_part(3, priority::critical, 0, 4));
+  self->send(s, ready_atom::value, ready_part(1, priority::normal, 0, 5));
+  sched.run();
+  for (int i = 0; i < 5; ++i) self->send(s, pull_atom::value);
+  sched.run();
+  CHECK(handed() == strings{"w3_0", "w1_0", "w1_1", "w2_0", "w4_0"});
+}
+
+TEST_CASE_FIXTURE(sched_fixture, "a skipped ticket releases the partitions behind it") {
+  self->send(s, pull_atom::value);
+  self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 2));
+  sched.run();
+  CHECK(handed().empty());
+  self->send(s, skip_atom::value, uint64_t{1});  // ticket 1's synthesis failed
+  sched.run();
+  CHECK(handed() == strings{"w1_1"});
+}

@@ -1,0 +1,108 @@
+// The command line: options, help, version and exit codes.
+#include <doctest/doctest.h>
+
+#include <sstream>
+#include <vector>
+
+#include "app/cli.hpp"
+
+using namespace proofline::app;
+
+namespace {
+
+struct outcome {
+  std::optional<int> code;
+  run_options opts;
+  std::string out, err;
+};
+
+outcome parse(std::vector<const char*> args) {
+  args.insert(args.begin(), "proofline");
+  outcome o;
+  std::ostringstream out, err;
+  o.code = parse_command_line(static_cast<int>(args.size()), args.data(), o.opts, out, err);
+  o.out = out.str();
+  o.err = err.str();
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("run takes every option") {
+  auto o = parse({"run", "jobs.json", "--backend", "cpu", "--synthesizers", "3", "--finalizers",
+                  "4", "--cpu-threads", "5", "--synthesis-ahead", "1", "--memory-budget", "1.5G",
+                  "--log-level", "debug", "--out-root", "outs", "--quiet"});
+  REQUIRE_FALSE(o.code);
+  CHECK(o.opts.job_file == std::string("jobs.json"));
+  CHECK(o.opts.backend == "cpu");
+  CHECK(o.opts.synthesizers == 3);
+  CHECK(o.opts.finalizers == 4);
+  CHECK(o.opts.cpu_threads == 5);
+  CHECK(o.opts.synthesis_ahead == 1);
+  CHECK(o.opts.memory_budget == 3ull << 29);
+  CHECK(o.opts.log_level == "debug");
+  CHECK(o.opts.log_level_given);
+  CHECK(o.opts.out_root == std::string("outs"));
+  CHECK(o.opts.quiet);
+}
+
+TEST_CASE("run without arguments uses the defaults and the bundled example") {
+  auto o = parse({"run"});
+  REQUIRE_FALSE(o.code);
+  CHECK_FALSE(o.opts.job_file);
+  CHECK_FALSE(o.opts.out_root);
+  CHECK(o.opts.backend == "auto");
+  CHECK(o.opts.synthesizers == 2);
+  CHECK(o.opts.finalizers == 2);
+  CHECK(o.opts.memory_budget == 0);
+  CHECK(o.opts.synthesis_ahead == 0);
+  CHECK_FALSE(o.opts.log_level_given);
+}
+
+TEST_CASE("usage errors exit 2 with a message on stderr") {
+  for (auto args :
+       std::vector<std::vector<const char*>>{{},                           // no subcommand
+                                             {"prove"},                    // unknown subcommand
+                                             {"run", "--backend", "gpu"},  // not a backend
+                                             {"run", "--memory-budget", "8X"},  // not a size
+                                             {"run", "--synthesizers", "0"},    // out of range
+                                             {"run", "--log-level", "loud"},
+                                             {"run", "a.json", "b.json"},  // one job file
+                                             {"run", "--no-such-option"}}) {
+    auto o = parse(args);
+    REQUIRE(o.code);
+    CHECK(*o.code == exit_usage);
+    CHECK_FALSE(o.err.empty());
+  }
+  CHECK(parse({"run", "--memory-budget", "8X"}).err.find("expected a size") != std::string::npos);
+}
+
+TEST_CASE("help and version exit 0 and print on stdout") {
+  auto top = parse({"--help"});
+  REQUIRE(top.code);
+  CHECK(*top.code == exit_ok);
+  CHECK(top.out.find("run") != std::string::npos);
+  CHECK(top.out.find("Exit codes") != std::string::npos);
+
+  auto run = parse({"run", "--help"});
+  REQUIRE(run.code);
+  CHECK(*run.code == exit_ok);
+  for (const char* needle :
+       {"JOB FILE", "\"witnesses\"", "result.json", "proof_<i>.json", "EXIT CODES",
+        "--memory-budget", "--backend", "--out-root", "proofline-out", "70% of physical memory"})
+    CHECK_MESSAGE(run.out.find(needle) != std::string::npos, needle);
+
+  auto v = parse({"--version"});
+  REQUIRE(v.code);
+  CHECK(*v.code == exit_ok);
+  CHECK(v.out == version_text() + "\n");
+  CHECK(version_text().rfind("proofline ", 0) == 0);
+}
+
+TEST_CASE("the default memory budget is 70% of physical memory minus 1 GiB") {
+  uint64_t total = physical_memory();
+  REQUIRE(total > 0);
+  uint64_t expected = total / 10 * 7 - (1ull << 30);
+  if (total / 10 * 7 <= (1ull << 30) + (256ull << 20)) expected = 256ull << 20;
+  CHECK(default_memory_budget() == expected);
+}
