@@ -39,6 +39,9 @@ void on_partition(gpu_worker_pointer self, const synthesized_partition& p) {
 void prove_next(gpu_worker_pointer self) {
   auto& st = self->state;
   if (st.held.empty()) {
+    // Ran dry after proving something: the next partition was not ready in
+    // time. The memory manager decides whether wider pacing would help.
+    if (st.running && st.proved > 0) self->send(st.cfg.memory, starved_atom::value);
     st.running = false;
     return;
   }

@@ -7,7 +7,8 @@
 //
 // Memory: when it starts proving a partition the worker tells the memory
 // manager (taken: the partition no longer waits, so synthesis may run ahead
-// by one more); when the backend reports its inputs consumed
+// by one more), and when it runs dry after a partition it says so (starved:
+// pacing may widen); when the backend reports its inputs consumed
 // (gpu::prove_hooks::inputs_consumed) the worker releases the bulk of the
 // partition's reservation; on failure it releases all of it.
 #pragma once

@@ -12,6 +12,9 @@ namespace proofline {
 memory_manager_actor::behavior_type memory_manager(memory_manager_pointer self,
                                                    memory_manager_config cfg) {
   self->state.ledger.emplace(cfg.budget);
+  if (cfg.pacing == 0) cfg.pacing = 1;
+  if (cfg.max_pacing < cfg.pacing) cfg.max_pacing = cfg.pacing;
+  self->state.pacing = cfg.pacing;
   self->state.cfg = std::move(cfg);
   return {
       [=](reserve_atom, const std::vector<work_order>& orders) { return reserve(self, orders); },
@@ -20,6 +23,7 @@ memory_manager_actor::behavior_type memory_manager(memory_manager_pointer self,
         release(self, id, bytes, final);
       },
       [=](taken_atom, uint64_t id) { mark_taken(self, id); },
+      [=](starved_atom) { on_starved(self); },
       [=](purge_atom, int arena) { purge(self, arena); },
       [=](stats_atom) { return stats(self); },
   };
@@ -71,7 +75,13 @@ memory::reservation::release_fn releaser(memory_manager_pointer self) {
 
 void try_grant(memory_manager_pointer self) {
   auto& st = self->state;
-  while (!st.idle.empty() && st.untaken.size() < st.cfg.pacing) {
+  st.pacing_blocked = false;
+  while (!st.idle.empty()) {
+    if (st.untaken.size() >= st.pacing) {
+      auto head = st.ledger->head_bytes();
+      st.pacing_blocked = head && st.ledger->reserved() + *head <= st.ledger->budget();
+      break;
+    }
     auto g = st.ledger->grant_next();
     if (!g) break;
     auto node = st.waiting.extract(g->id);
@@ -111,6 +121,15 @@ void mark_taken(memory_manager_pointer self, uint64_t id) {
   try_grant(self);
 }
 
+void on_starved(memory_manager_pointer self) {
+  auto& st = self->state;
+  if (!st.pacing_blocked || st.pacing >= st.cfg.max_pacing) return;
+  ++st.pacing;
+  spdlog::debug("memory: a GPU worker ran dry while pacing held synthesis back; pacing {} -> {}",
+                st.pacing - 1, st.pacing);
+  try_grant(self);
+}
+
 void purge(memory_manager_pointer self, int arena) {
   ++self->state.purges;
   spdlog::debug("memory: purge request for arena {} (#{})", arena, self->state.purges);
@@ -125,6 +144,7 @@ memory_stats stats(memory_manager_pointer self) {
   s.queued = st.ledger->queued();
   s.reservations = st.ledger->reservations();
   s.untaken = st.untaken.size();
+  s.pacing = st.pacing;
   s.grants = st.grants;
   s.purges = st.purges;
   return s;

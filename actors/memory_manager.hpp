@@ -7,6 +7,12 @@
 // partitions that wait. 1 synthesizes just in time: partition k+1 while k
 // proves.
 //
+// Pacing adapts: it starts at `pacing` and grows by one, up to `max_pacing`,
+// each time a GPU worker runs dry while pacing (not memory, not an empty
+// queue) held back the next grant. Synthesis slower than proving thus earns
+// more partitions in flight, and more synthesizers at work; fast synthesis
+// keeps the just-in-time minimum.
+//
 // Synthesizers pull: an idle one sends pull and gets a response promise that
 // is delivered when a grant is possible; nothing here ever blocks. Purge
 // requests from finalizers are counted and logged; purging jemalloc arenas
@@ -39,7 +45,8 @@ struct grant_event {
 
 struct memory_manager_config {
   uint64_t budget = 0;  ///< bytes
-  uint32_t pacing = 3;  ///< granted partitions not yet being proved, at most
+  uint32_t pacing = 1;      ///< granted partitions not yet being proved, at most (at first)
+  uint32_t max_pacing = 1;  ///< ceiling of adaptive pacing; == pacing keeps it fixed
   std::function<void(const grant_event&)> on_grant;  ///< optional observer
 };
 
@@ -51,6 +58,8 @@ struct memory_manager_state {
   std::unordered_map<uint64_t, work_order> waiting;     // queued in the ledger, by id
   std::deque<caf::typed_response_promise<grant>> idle;  // synthesizers waiting for work
   std::unordered_set<uint64_t> untaken;                 // granted, not yet being proved
+  uint32_t pacing = 1;          // current limit on granted, untaken partitions
+  bool pacing_blocked = false;  // the last try_grant stopped on pacing alone
   uint64_t grants = 0;
   uint64_t purges = 0;
 };
@@ -67,6 +76,8 @@ std::vector<partition_failure> reserve(memory_manager_pointer self,
 caf::result<grant> pull_work(memory_manager_pointer self);
 void release(memory_manager_pointer self, uint64_t id, uint64_t bytes, bool final);
 void mark_taken(memory_manager_pointer self, uint64_t id);
+/// A GPU worker ran dry: widens pacing by one if pacing held synthesis back.
+void on_starved(memory_manager_pointer self);
 void purge(memory_manager_pointer self, int arena);
 memory_stats stats(memory_manager_pointer self);
 /// Grants to idle synthesizers while the ledger's head fits and pacing allows.

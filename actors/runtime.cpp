@@ -30,10 +30,12 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   if (cfg_.memory_budget == 0) throw std::invalid_argument("runtime: memory budget is 0");
   if (cfg_.synthesizers == 0 || cfg_.finalizers == 0)
     throw std::invalid_argument("runtime: needs at least one synthesizer and one finalizer");
-  if (cfg_.pacing == 0) cfg_.pacing = 2 * static_cast<unsigned>(backends.size()) + 1;
+  auto workers = static_cast<unsigned>(backends.size());
+  uint32_t pacing = cfg_.pacing ? cfg_.pacing : workers;
+  uint32_t max_pacing = cfg_.pacing ? cfg_.pacing : cfg_.synthesizers + workers;
 
-  memory_ = sys.spawn(memory_manager,
-                      memory_manager_config{cfg_.memory_budget, cfg_.pacing, cfg_.on_grant});
+  memory_ = sys.spawn(memory_manager, memory_manager_config{cfg_.memory_budget, pacing, max_pacing,
+                                                            cfg_.on_grant});
   scheduler_ = sys.spawn(proofline::scheduler);
   registry_ = sys.spawn(job_registry,
                         job_registry_config{memory_, ops, cfg_.clock, cfg_.detach, cfg_.footprint});

@@ -25,7 +25,10 @@ struct runtime_config {
   unsigned synthesizers = 2;
   unsigned finalizers = 2;
   unsigned lookahead = 1;  ///< per GPU worker: partitions held beyond the one proving
-  unsigned pacing = 0;     ///< granted partitions not yet being proved; 0 = 2 per GPU worker + 1
+  /// Granted partitions not yet being proved, at most. 0 = adaptive: one per
+  /// GPU worker at first, widening (up to synthesizers + GPU workers) whenever
+  /// a GPU worker runs dry while pacing held synthesis back.
+  unsigned pacing = 0;
   memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< for partition estimates
   /// Run key loaders, synthesizers, GPU workers and finalizers on their own
   /// threads (production); false keeps everything on the scheduler, which

@@ -146,8 +146,10 @@ std::optional<int> parse_command_line(int argc, const char* const* argv, run_opt
       ->capture_default_str();
   run->add_option("--synthesis-ahead", opts.synthesis_ahead,
                   "Partitions granted memory but not yet being proved, at most (in synthesis, "
-                  "ready, or in a GPU worker's look-ahead); default 2 per GPU worker + 1; "
-                  "1 synthesizes just in time (partition k+1 while k proves)")
+                  "ready, or in a GPU worker's look-ahead). Default: adaptive, starting just "
+                  "in time (partition k+1 synthesizes while k proves) and widening, up to "
+                  "synthesizers + GPU workers, whenever a GPU worker runs dry waiting for "
+                  "synthesis. A number fixes it.")
       ->check(CLI::Range(1u, 1024u));
   run->add_option("--memory-budget", budget, budget_help())->check(size_validator());
   run->add_option("--log-level", opts.log_level,

@@ -23,7 +23,7 @@ struct run_options {
   unsigned synthesizers = 2;
   unsigned finalizers = 2;
   unsigned cpu_threads = 0;      ///< 0: every hardware thread
-  unsigned synthesis_ahead = 0;  ///< pacing; 0: 2 per GPU worker + 1
+  unsigned synthesis_ahead = 0;  ///< pacing; 0: adaptive (see runtime_config::pacing)
   uint64_t memory_budget = 0;    ///< bytes; 0: default_memory_budget()
   std::string log_level = "info";
   bool log_level_given = false;

@@ -165,6 +165,7 @@ struct memory_stats {
   uint64_t queued = 0;        ///< partitions waiting for memory
   uint64_t reservations = 0;  ///< live reservations
   uint64_t untaken = 0;       ///< granted, not yet being proved
+  uint64_t pacing = 0;        ///< current limit on untaken grants (adaptive)
   uint64_t grants = 0;        ///< granted so far
   uint64_t purges = 0;        ///< purge requests received so far
 };
@@ -256,6 +257,7 @@ using reserve_atom = caf::atom_constant<caf::atom("reserve")>;  ///< work_order[
 using pull_atom = caf::atom_constant<caf::atom("pull")>;  ///< idle: give me work (also scheduler)
 using release_atom = caf::atom_constant<caf::atom("release")>;  ///< reservation bytes back
 using taken_atom = caf::atom_constant<caf::atom("taken")>;      ///< a GPU worker started it
+using starved_atom = caf::atom_constant<caf::atom("starved")>;  ///< a GPU worker ran dry
 using purge_atom = caf::atom_constant<caf::atom("purge")>;      ///< purge an arena
 using stats_atom = caf::atom_constant<caf::atom("stats")>;      ///< -> memory_stats
 // scheduler
@@ -311,7 +313,7 @@ typename Inspector::result_type inspect(Inspector& f, job_report& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, memory_stats& x) {
   return f(caf::meta::type_name("memory_stats"), x.budget, x.reserved, x.peak_reserved, x.queued,
-           x.reservations, x.untaken, x.grants, x.purges);
+           x.reservations, x.untaken, x.pacing, x.grants, x.purges);
 }
 
 /// Registers the inspectable payloads (needed before they cross the network).

@@ -49,6 +49,8 @@ using memory_manager_actor = caf::typed_actor<
     caf::reacts_to<release_atom, uint64_t, uint64_t, bool>,
     /// Reservation (id) started proving on a GPU worker: it no longer counts for pacing.
     caf::reacts_to<taken_atom, uint64_t>,
+    /// A GPU worker finished a partition and had none ready to start.
+    caf::reacts_to<starved_atom>,
     /// A finalizer freed buffers of this arena (-1: the process heap).
     caf::reacts_to<purge_atom, int>,
     /// The ledger and pacing counters.

@@ -41,11 +41,12 @@ struct mm_fixture {
   caf::scheduler::test_coordinator& sched;
   memory_manager_actor mm;
 
-  explicit mm_fixture(uint64_t budget = 1000, uint32_t pacing = 2)
+  explicit mm_fixture(uint64_t budget = 1000, uint32_t pacing = 2, uint32_t max_pacing = 0)
       : sys(deterministic(cfg)),
         self(sys, true),
         sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    mm = sys.spawn(memory_manager, memory_manager_config{budget, pacing, nullptr});
+    mm = sys.spawn(memory_manager, memory_manager_config{budget, pacing,
+                                                         max_pacing ? max_pacing : pacing, nullptr});
     sched.run();
   }
   ~mm_fixture() {
@@ -148,4 +149,50 @@ TEST_CASE("a granted partition that is dropped unused returns its memory and its
   auto g2 = f.grants();
   REQUIRE(g2.size() == 1);
   CHECK(name(g2[0]) == "j1_1");
+}
+
+TEST_CASE("pacing widens only when a GPU worker runs dry while pacing held synthesis back") {
+  mm_fixture f(1000, 1, 3);
+  auto j = fake_job(1, priority::normal, 5);
+  for (int i = 0; i < 4; ++i) f.self->send(f.mm, pull_atom::value);  // four idle synthesizers
+  f.self->send(f.mm, reserve_atom::value, orders(j, 100));
+  f.sched.run();
+  CHECK(f.refusals().empty());
+  auto g0 = f.grants();  // held: dropping a grant would return its pacing slot
+  CHECK(g0.size() == 1);  // just in time: one partition ahead
+  CHECK(f.stats().pacing == 1);
+
+  f.self->send(f.mm, starved_atom::value);  // the GPU waited for synthesis
+  f.sched.run();
+  auto g1 = f.grants();
+  REQUIRE(g1.size() == 1);
+  CHECK(name(g1[0]) == "j1_1");
+  CHECK(f.stats().pacing == 2);
+
+  f.self->send(f.mm, starved_atom::value);
+  f.self->send(f.mm, starved_atom::value);  // the second reaches the ceiling
+  f.sched.run();
+  auto g2 = f.grants();
+  CHECK(g2.size() == 1);
+  CHECK(f.stats().pacing == 3);
+  CHECK(f.stats().untaken == 3);
+}
+
+TEST_CASE("a GPU worker running dry does not widen pacing when memory is what holds synthesis back") {
+  mm_fixture f(250, 1, 4);
+  auto j = fake_job(1, priority::normal, 4);
+  for (int i = 0; i < 3; ++i) f.self->send(f.mm, pull_atom::value);
+  f.self->send(f.mm, reserve_atom::value, orders(j, 100));
+  f.sched.run();
+  CHECK(f.refusals().empty());
+  auto g0 = f.grants();
+  REQUIRE(g0.size() == 1);
+  f.self->send(f.mm, taken_atom::value, g0[0].reservation->id());
+  f.sched.run();
+  auto g1 = f.grants();
+  REQUIRE(g1.size() == 1);  // 200 of 250 reserved: the third partition does not fit
+  f.self->send(f.mm, starved_atom::value);
+  f.sched.run();
+  CHECK(f.grants().empty());
+  CHECK(f.stats().pacing == 1);
 }
