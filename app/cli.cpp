@@ -1,6 +1,8 @@
 #include "app/cli.hpp"
 
+#include <array>
 #include <fstream>
+#include <memory>
 #include <ostream>
 #include <sstream>
 
@@ -109,19 +111,51 @@ uint64_t default_memory_budget() {
 
 std::string version_text() { return std::string("proofline ") + PROOFLINE_VERSION; }
 
-std::optional<int> parse_command_line(int argc, const char* const* argv, run_options& opts,
-                                      std::ostream& out, std::ostream& err) {
-  CLI::App app{overview, "proofline"};
-  app.set_version_flag("--version", version_text(), "Print the version and exit");
-  app.require_subcommand(1);
-  app.footer(main_footer);
-  app.get_formatter()->column_width(34);
+cli::cli() : root_(std::make_unique<CLI::App>(overview, "proofline")) {
+  root_->set_version_flag("--version", version_text(), "Print the version and exit");
+  root_->require_subcommand(1);
+  root_->footer(main_footer);
+  root_->get_formatter()->column_width(34);
+}
 
-  auto* run =
-      app.add_subcommand("run", "Prove every job of a job file (default: the bundled example)");
+cli::~cli() = default;
+
+CLI::App& cli::add(const std::string& name, const std::string& summary, runner run) {
+  CLI::App* sub = root_->add_subcommand(name, summary);
+  commands_.emplace_back(sub, std::move(run));
+  return *sub;
+}
+
+std::optional<int> cli::parse(int argc, const char* const* argv, std::ostream& out,
+                              std::ostream& err) {
+  try {
+    root_->parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = root_->exit(e, out, err);
+    return code == 0 ? exit_ok : exit_usage;
+  }
+  return std::nullopt;
+}
+
+int cli::run(std::ostream& out, std::ostream& err) {
+  for (auto& [sub, run] : commands_)
+    if (sub->parsed()) return run ? run(out, err) : exit_ok;
+  err << "proofline: no subcommand given\n";
+  return exit_usage;
+}
+
+void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
+  // Strings first: the parsed values move into opts just before running.
+  auto raw = std::make_shared<std::array<std::string, 3>>();  // job file, out root, budget
+  CLI::App* run = &c.add("run", "Prove every job of a job file (default: the bundled example)",
+                         [run_fn](std::ostream& out, std::ostream& err) {
+                           return run_fn ? run_fn(out, err) : exit_ok;
+                         });
   run->footer(run_footer);
 
-  std::string job_file, out_root, budget;
+  std::string& job_file = (*raw)[0];
+  std::string& out_root = (*raw)[1];
+  std::string& budget = (*raw)[2];
   run->add_option("JOBFILE", job_file, "Job file (JSON, see below); default: the bundled example");
   run->add_option("--out-root", out_root,
                   "Directory that relative \"out\" paths resolve against (default: the job "
@@ -158,18 +192,20 @@ std::optional<int> parse_command_line(int argc, const char* const* argv, run_opt
       ->capture_default_str();
   run->add_flag("--quiet,-q", opts.quiet,
                 "No summary on stdout, and only errors in the log (unless --log-level is given)");
+  // Runs after a successful parse of `run`: the raw strings become options.
+  run->parse_complete_callback([&opts, raw, run] {
+    if (!(*raw)[0].empty()) opts.job_file = (*raw)[0];
+    if (!(*raw)[1].empty()) opts.out_root = (*raw)[1];
+    if (!(*raw)[2].empty()) opts.memory_budget = *memory::parse_size((*raw)[2]);
+    opts.log_level_given = run->count("--log-level") > 0;
+  });
+}
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e, out, err);
-    return code == 0 ? exit_ok : exit_usage;
-  }
-  if (!job_file.empty()) opts.job_file = job_file;
-  if (!out_root.empty()) opts.out_root = out_root;
-  if (!budget.empty()) opts.memory_budget = *memory::parse_size(budget);
-  opts.log_level_given = run->count("--log-level") > 0;
-  return std::nullopt;
+std::optional<int> parse_command_line(int argc, const char* const* argv, run_options& opts,
+                                      std::ostream& out, std::ostream& err) {
+  cli c;
+  add_run_command(c, opts, nullptr);
+  return c.parse(argc, argv, out, err);
 }
 
 }  // namespace proofline::app

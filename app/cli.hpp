@@ -1,12 +1,28 @@
 // The command line of `proofline`: subcommands, options, help text and exit
 // codes (0 success, 1 a job failed, 2 usage error). CLI11 parses; its own
 // exit codes are mapped onto these.
+//
+// Each subcommand lives in its own file and registers itself on a `cli` with
+// its options and a function that runs it; main.cpp lists them:
+//
+//   cli c;
+//   add_run_command(c, run_opts);    // app/cli.cpp
+//   add_bench_command(c);            // app/bench_command.cpp, ...
+//   if (auto code = c.parse(argc, argv, std::cout, std::cerr)) return *code;
+//   return c.run(std::cout, std::cerr);
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
 
 namespace proofline::app {
 
@@ -30,9 +46,40 @@ struct run_options {
   bool quiet = false;
 };
 
-/// Parses argv. Returns nullopt when the command should run, else the exit
-/// code to return at once (help and version: 0, printed on `out`; usage
-/// errors: 2, message on `err`).
+/// The root parser and its subcommands.
+class cli {
+ public:
+  /// Runs a parsed subcommand; returns the exit code.
+  using runner = std::function<int(std::ostream& out, std::ostream& err)>;
+
+  cli();
+  ~cli();
+  cli(const cli&) = delete;
+  cli& operator=(const cli&) = delete;
+
+  /// Adds subcommand `name`; configure its options and help on the returned
+  /// parser (valid as long as this cli). `run` is called if it is chosen.
+  CLI::App& add(const std::string& name, const std::string& summary, runner run);
+
+  /// Parses argv. Returns nullopt when the chosen subcommand should run, else
+  /// the exit code to return at once (help and version: 0, printed on `out`;
+  /// usage errors: 2, message on `err`).
+  std::optional<int> parse(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+  /// Runs the subcommand parse() chose.
+  int run(std::ostream& out, std::ostream& err);
+
+ private:
+  std::unique_ptr<CLI::App> root_;
+  std::vector<std::pair<CLI::App*, runner>> commands_;
+};
+
+/// `proofline run`: fills `opts` when parsed and runs `run` (run_command()
+/// in the binary). `opts` must outlive the cli.
+void add_run_command(cli& c, run_options& opts, cli::runner run);
+
+/// A cli with `run` alone, parsing into `opts`; what the tests of the run
+/// options use. Same return convention as cli::parse.
 std::optional<int> parse_command_line(int argc, const char* const* argv, run_options& opts,
                                       std::ostream& out, std::ostream& err);
 

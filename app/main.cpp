@@ -1,19 +1,25 @@
 // proofline: the command line entry point. See `proofline --help`.
+//
+// Every subcommand registers itself on the cli (app/cli.hpp) from its own
+// file; add new ones here.
 #include <exception>
 #include <iostream>
-
-#include <spdlog/spdlog.h>
 
 #include "app/cli.hpp"
 #include "app/run_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace proofline::app;
-  run_options opts;
-  if (auto code = parse_command_line(argc, argv, opts, std::cout, std::cerr)) return *code;
+  cli commands;
+  run_options run_opts;
+  add_run_command(commands, run_opts, [&run_opts](std::ostream& out, std::ostream& err) {
+    setup_logging(run_opts);
+    return run_command(run_opts, out, err);
+  });
+
+  if (auto code = commands.parse(argc, argv, std::cout, std::cerr)) return *code;
   try {
-    setup_logging(opts);
-    return run_command(opts, std::cout, std::cerr);
+    return commands.run(std::cout, std::cerr);
   } catch (const std::exception& e) {
     std::cerr << "proofline: " << e.what() << "\n";
     return exit_failed;
