@@ -3,8 +3,13 @@
 // host compiler and by nvcc; PL_HD marks what both may call.
 #pragma once
 
-#if defined(__CUDACC__)
+#if defined(__CUDACC__) && defined(__CUDA_ARCH__)
 #define PL_HD __host__ __device__ __forceinline__
+#define PL_DEVICE_CODE 1
+#elif defined(__CUDACC__)
+// nvcc's host pass: inline as the host compiler sees fit (forcing it there
+// makes g++ take minutes over code that only runs once per MSM on the host)
+#define PL_HD __host__ __device__ inline
 #define PL_DEVICE_CODE 1
 #else
 #define PL_HD inline

@@ -12,6 +12,7 @@
 
 #include "zk/common/hd.hpp"
 #include "zk/ff/arith.hpp"
+#include "zk/ff/mont32.hpp"
 
 namespace proofline::zk::ff {
 
@@ -150,25 +151,57 @@ struct fp {
 
   PL_HD fp operator+(const fp& b) const {
     fp r;
+#if defined(__CUDA_ARCH__) && PROOFLINE_FF_PTX
+    mont32::add<mont32::ptx_chain, P>(r.l, l, b.l);
+    return r;
+#else
     uint64_t carry = 0;
     PL_UNROLL for (unsigned i = 0; i < N; ++i) r.l[i] = adc(l[i], b.l[i], carry);
     return reduce_once(r, carry);
+#endif
   }
   PL_HD fp operator-(const fp& b) const {
     fp r;
+#if defined(__CUDA_ARCH__) && PROOFLINE_FF_PTX
+    mont32::sub<mont32::ptx_chain, P>(r.l, l, b.l);
+    return r;
+#else
     uint64_t borrow = 0;
     PL_UNROLL for (unsigned i = 0; i < N; ++i) r.l[i] = sbb(l[i], b.l[i], borrow);
     // On borrow add p back; mask instead of branching so device threads agree.
     uint64_t mask = 0 - borrow, carry = 0;
     PL_UNROLL for (unsigned i = 0; i < N; ++i) r.l[i] = adc(r.l[i], P::modulus(i) & mask, carry);
     return r;
+#endif
   }
   PL_HD fp operator-() const { return zero() - *this; }
   PL_HD fp dbl() const { return *this + *this; }
 
-  /// Montgomery product a * b * R^-1 mod p (CIOS, Koc et al. 1996): N^2 + N
-  /// word multiplications. Needs both inputs < p; returns a value < p.
+  /// Montgomery product a * b * R^-1 mod p: N^2 + N word multiplications.
+  /// Needs both inputs < p; returns a value < p. The device computes it on
+  /// 32-bit words (zk/ff/mont32.hpp), bit-identical to mul_generic.
   PL_HD fp operator*(const fp& b) const {
+#if defined(__CUDA_ARCH__) && PROOFLINE_FF_PTX && PROOFLINE_FF_DEVICE_MUL
+    fp r;
+    if constexpr (N >= 6) {
+      mont32::limbs<N> x, y;
+      PL_UNROLL for (unsigned i = 0; i < N; ++i) {
+        x.l[i] = l[i];
+        y.l[i] = b.l[i];
+      }
+      const auto z = mont32::mul_call<P>(x, y);
+      PL_UNROLL for (unsigned i = 0; i < N; ++i) r.l[i] = z.l[i];
+    } else {
+      mont32::mul_device<P>(r.l, l, b.l);
+    }
+    return r;
+#else
+    return mul_generic(b);
+#endif
+  }
+
+  /// The product on 64-bit words (CIOS, Koc et al. 1996); the host's code.
+  PL_HD fp mul_generic(const fp& b) const {
     uint64_t t[N + 2];
     PL_UNROLL for (unsigned i = 0; i < N + 2; ++i) t[i] = 0;
     PL_UNROLL for (unsigned i = 0; i < N; ++i) {

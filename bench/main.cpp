@@ -1,0 +1,101 @@
+// proofline-bench: the kernel and proof benchmarks of bench/kernels.hpp from
+// the command line, for the GPU host (scripts/gpu-host.sh) until
+// `proofline bench` carries them.
+//
+//   proofline-bench msm --curve bn254 --log-n 16 --log-n-to 24 --step 2 --backend cuda --json out.jsonl
+//
+// Prints a table (one row per size) and appends one JSON object per size to
+// --json (JSON lines). Exit 0 on success, 1 when a benchmark failed, 2 on
+// usage errors.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+#include <fstream>
+#include <string>
+
+#include "bench/kernels.hpp"
+#if PROOFLINE_HAVE_CUDA
+#include "gpu/cuda/testing.hpp"
+#endif
+
+int main(int argc, char** argv) {
+  using namespace proofline;
+  CLI::App app{"proofline kernel and proof benchmarks (median of --runs after --warmup)"};
+  bench::request req;
+  std::string curve = "bn254", json;
+  unsigned log_to = 0, step = 1;
+  app.add_option("what", req.what, "msm | msm_g2 | ntt | ntt_coset | prove | field")->required();
+  app.add_option("--curve", curve, "bn254 | bls12_381")->capture_default_str();
+  app.add_option("--log-n", req.log_n, "size 2^log_n")->capture_default_str();
+  app.add_option("--log-n-to", log_to, "sweep sizes up to 2^log_n_to");
+  app.add_option("--step", step, "sweep step in log2 size")->capture_default_str();
+  app.add_option("--backend", req.backend, "cuda | cpu")->capture_default_str();
+  app.add_option("--runs", req.runs, "timed runs")->capture_default_str();
+  app.add_option("--warmup", req.warmup, "untimed runs first")->capture_default_str();
+  app.add_option("--device", req.device, "CUDA device")->capture_default_str();
+  app.add_option("--threads", req.threads, "CPU threads (0 = all)")->capture_default_str();
+  app.add_option("--seed", req.seed, "input seed")->capture_default_str();
+  app.add_option("--window", req.window, "MSM window bits on the GPU (0 = planner's choice)")->capture_default_str();
+  bool plain = false;
+  app.add_flag("--plain", plain, "cuda: no precomputed window multiples (plain resident points)");
+  bool untiled = false;
+  app.add_flag("--untiled", untiled, "cuda: NTTs with register passes only (no shared-memory tiles)");
+  app.add_option("--json", json, "append one JSON object per size to this file");
+  for (auto* opt : app.get_options()) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  try {
+    app.parse(argc, argv);
+    req.curve = bench::parse_curve(curve);
+    req.fixed_base = !plain;
+    req.tiled = !untiled;
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "proofline-bench: %s\n", e.what());
+    return 2;
+  }
+  if (req.what == "field") {  // device field-product variants (gpu/cuda/field_bench.cu)
+#if PROOFLINE_HAVE_CUDA
+    try {
+      for (const auto& r : gpu::cuda::testing::field_bench(req.device))
+        std::printf("%-28s %9.3f ms %8.2f Gmul/s  mismatches %zu\n", r.name.c_str(), r.ms, r.gops, r.mismatches);
+      return 0;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "proofline-bench: field: %s\n", e.what());
+      return 1;
+    }
+#else
+    std::fprintf(stderr, "proofline-bench: field needs CUDA\n");
+    return 2;
+#endif
+  }
+  if (log_to < req.log_n) log_to = req.log_n;
+  if (step == 0) step = 1;
+  bool header = false;
+  int rc = 0;
+  for (unsigned k = req.log_n; k <= log_to; k += step) {
+    bench::request r = req;
+    r.log_n = k;
+    try {
+      bench::result res = bench::run(r);
+      if (!header) std::printf("%s\n", bench::result::header().c_str());
+      header = true;
+      std::printf("%s\n", res.row().c_str());
+      for (const auto& [name, ms] : res.breakdown_ms) std::printf("    %-10s %10.3f ms\n", name.c_str(), ms);
+      std::fflush(stdout);
+      if (!json.empty()) {
+        std::ofstream out(json, std::ios::app);
+        out << res.json() << "\n";
+        if (!out) throw std::runtime_error(json + ": cannot write");
+      }
+    } catch (const std::invalid_argument& e) {
+      std::fprintf(stderr, "proofline-bench: %s\n", e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "proofline-bench: %s 2^%u on %s: %s\n", r.what.c_str(), k, r.backend.c_str(), e.what());
+      rc = 1;
+    }
+  }
+  return rc;
+}

@@ -1,0 +1,54 @@
+// The CUDA prover backend, from plain C++ (no CUDA headers), so factory.cpp
+// and the benchmarks build with the host compiler.
+//
+// What one backend object does (gpu/cuda/backend.cu):
+//  * keeps each proving key's points resident on its GPU, with precomputed
+//    window multiples (fixed-base MSM) when they fit, uploaded on first use
+//    and evicted least-recently-used when the device-memory limit would be
+//    exceeded;
+//  * runs a partition as: upload (witness, a, b, c through a pinned staging
+//    buffer, or directly when the partition's memory is pinned), three
+//    odd-coset NTTs, h = a*b - c, five MSMs (G2 on the GPU as well), download
+//    of the window sums; every step is timed with CUDA events and reported as
+//    spans on the host's steady clock;
+//  * accepts prove() from up to `lanes` threads at once: each call gets its
+//    own stream and scratch, so the upload of one partition overlaps the
+//    compute of another, while compute itself runs one partition at a time
+//    in call order (an event chain), keeping per-partition latency low.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "gpu/backend.hpp"
+
+namespace proofline::gpu::cuda {
+
+/// Number of CUDA devices visible to this process; 0 with the reason in *why
+/// (if given) when there is no usable driver or device.
+int device_count(std::string* why);
+
+/// The CUDA backend on `device` with default options; throws backend_error.
+std::unique_ptr<backend> make_backend(int device);
+
+struct backend_options {
+  /// Device bytes the backend may hold (resident keys, NTT tables, scratch);
+  /// 0 = 90% of the memory free on the device when the backend is created.
+  std::size_t memory_limit = 0;
+  /// prove() calls that may run at once (2: upload of one overlaps compute of the other).
+  unsigned lanes = 2;
+  /// Store each key's points with their precomputed window multiples
+  /// (2^(c w) P for every window w: about 12-17 times the points' memory), so
+  /// an MSM needs fewer, larger windows and one bucket reduction. Falls back
+  /// to plain points for a key when the multiples do not fit the limit.
+  bool precompute = true;
+  /// Pinned staging per lane, in two halves that alternate (host memcpy into
+  /// one while the other is copied to the device).
+  std::size_t staging_bytes = std::size_t(64) << 20;
+};
+
+/// The CUDA backend on `device` with explicit options; throws backend_error.
+std::unique_ptr<backend> make_backend(int device, const backend_options& options);
+
+}  // namespace proofline::gpu::cuda

@@ -1,0 +1,623 @@
+// Pippenger multi-scalar multiplication as a pipeline of data-parallel steps,
+// written once over an executor (gpu/cuda/exec.hpp): on the GPU every step is
+// a kernel launch or a CUB call; on the host the same functors run in loops,
+// which is how the tests check this logic without a GPU.
+//
+// Problem: sum_i s_i * P_i for n affine points P_i (G1 or G2) and standard-form
+// scalars s_i < 2^bits. Real witnesses are skewed (most values are 0 or 1), so
+// buckets can hold anything from zero to all n points of a window: no step may
+// give one thread work proportional to a bucket's size.
+//
+// Design:
+//  1. digits   every scalar is cut into W windows of c bits, recoded to signed
+//              digits d in [-2^(c-1), 2^(c-1)] (a carry passes up), so a window
+//              needs H = 2^(c-1) buckets; digit d != 0 becomes the pair
+//              key = window*H + |d|-1, value = i | sign<<31; d = 0 gets a
+//              sentinel key that sorts last. W*c >= bits + 1 keeps the top
+//              window free of carries.
+//  2. sort     CUB radix sort of the n*W pairs on the key's low bits, so the
+//              entries of a bucket are adjacent. Points are untouched, so one
+//              sorted digit set serves A, B1 and B2 (same scalars w).
+//  3. level 1  the sorted entries are cut into chunks of L1; a thread sums the
+//              runs of equal keys inside its chunk with mixed XYZZ additions
+//              (8M+2S) and writes one partial sum per (chunk, key); a prefix
+//              sum over per-chunk run counts gives every partial its slot, so
+//              the partials stay sorted by key.
+//  4. levels   the same over the partials (full additions, chunks of L) until
+//              no key can have more than run_limit partials left
+//              (max bucket size n shrinks to ceil(n/L) + 1 per level).
+//  5. runsum   one thread per key adds its last few partials into the dense
+//              bucket array (empty buckets stay at infinity).
+//  6. reduce   window sum R(X) = sum_b (b+1) X_b over the H buckets X_b:
+//              a thread takes a segment j of L = 8 buckets and forms, by
+//              running sums from the top (2 additions per bucket), its plain
+//              sum run_j and tot_j = sum (b - jL + 1) X_b. Then
+//                R(X) = sum_j tot_j + L * R(Y),  Y_k = run_(k+1),
+//              the same problem on H/L points: repeated until at most 16
+//              remain (one thread sums those), the sums of tot_j by 4-way
+//              additions, and Horner's rule (log2 L doublings a level) puts
+//              the levels together. About 2.3 full additions per bucket, no
+//              thread adds more than 32 in a row.
+//  7. combine  (host) the W window sums by Horner's rule: c doublings each.
+//
+// Fixed base (shape::fixed_base): when the points are known ahead, as a
+// proving key's are, precompute(P) stores 2^(c w) P_i for every window w, so
+// window w's digit of s_i selects point w*n + i and every window shares one
+// set of H buckets. Work per MSM drops to n*W additions plus one window's
+// reduction and no doublings, so larger windows pay: W = 12 instead of 15 at
+// 2^24 (20% fewer additions) for n*W points of memory.
+//
+// Cost: about n*W mixed additions plus 2.3*W*H full ones; c minimises that
+// (plan), with a bucket weighted as 10 mixed additions, as measured on an
+// H200 (the reduction is latency-bound at these sizes). Measured: BN254 G1
+// 2^20 in 7.5 ms, 2^24 in 73 ms with a fixed base (docs/BENCHMARKS.md).
+//
+// Counts that depend on the data (non-zero digits, partials per level) stay
+// on the device; kernels are sized by their upper bounds and read the
+// counts, so a whole MSM is enqueued without a host round trip.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "gpu/cuda/exec.hpp"
+#include "zk/common/hd.hpp"
+#include "zk/ec/point.hpp"
+#include "zk/ff/fp.hpp"
+
+namespace proofline::gpu::cuda::msm {
+
+/// Levels of chunked reduction at most (enough for n up to 2^31 with L >= 16).
+constexpr unsigned max_levels = 8;
+/// Sign bit of a sorted value; the low 31 bits are the point index.
+constexpr uint32_t sign_bit = 0x80000000u;
+
+/// The shape of one MSM: window, buckets, chunking and reduction sizes.
+struct shape {
+  std::size_t n = 0;          ///< points and scalars
+  bool fixed_base = false;    ///< points are precomputed per window (precompute())
+  unsigned bits = 0;          ///< scalar bits (254 for BN254 Fr, 255 for BLS12-381 Fr)
+  unsigned c = 0;             ///< window bits
+  unsigned windows = 0;       ///< W = ceil((bits + 1) / c)
+  uint32_t half = 0;          ///< H = 2^(c-1) buckets per window
+  uint32_t buckets = 0;       ///< W * H, or H with a fixed base
+  unsigned sums = 0;          ///< window sums accumulate() writes: W, or 1 with a fixed base
+  unsigned key_bits = 0;      ///< bits the sort looks at
+  uint32_t sentinel = 0;      ///< key of a zero digit: 2^key_bits - 1 > every bucket key
+  std::size_t entries = 0;    ///< n * W sorted pairs
+  unsigned chunk1 = 0;        ///< L1: sorted entries per level-1 thread
+  unsigned chunk = 0;         ///< L: partials per thread on later levels
+  unsigned levels = 0;        ///< chunked levels, level 1 included
+  std::size_t partials_max[max_levels] = {};  ///< upper bound of the partials each level writes
+  std::size_t chunks_max[max_levels] = {};    ///< threads (chunks) of each level
+  unsigned reduce_levels = 0;  ///< segment levels of step 6 (L buckets -> 1 each)
+};
+
+/// Buckets a reduction thread takes (step 6) and the most the last level may hold.
+constexpr uint32_t reduce_seg = 8;
+constexpr unsigned reduce_seg_log = 3;
+constexpr uint32_t reduce_final = 16;
+/// Points added by one thread when the segment sums are summed.
+constexpr uint32_t reduce_fan_in = 4;
+
+/// Work estimate in mixed additions: n*W bucket additions plus a bucket's
+/// share of everything per bucket (partials, sort width, reduction), which
+/// H200 measurements put at about 10 mixed additions.
+inline double shape_cost(std::size_t n, unsigned bits, unsigned c, bool fixed_base) {
+  unsigned w = (bits + 1 + c - 1) / c;
+  return double(n) * w + 10.0 * double(fixed_base ? 1 : w) * double(1u << (c - 1));
+}
+
+/// The shape for n scalars of `bits` bits; c = 0 picks the cheapest window.
+/// Throws std::length_error for sizes the 32-bit indices cannot address.
+inline shape plan(std::size_t n, unsigned bits, unsigned c = 0, bool fixed_base = false) {
+  if (n >= (std::size_t(1) << 31)) throw std::length_error("msm: more than 2^31 - 1 points");
+  shape s;
+  s.n = n;
+  s.bits = bits;
+  s.fixed_base = fixed_base;
+  if (c == 0) {
+    c = 2;
+    for (unsigned t = 3; t <= 23; ++t)
+      if (shape_cost(n, bits, t, fixed_base) < shape_cost(n, bits, c, fixed_base)) c = t;
+  }
+  if (c < 2 || c > 24) throw std::invalid_argument("msm: window of " + std::to_string(c) + " bits");
+  s.c = c;
+  s.windows = (bits + 1 + c - 1) / c;
+  s.half = uint32_t(1) << (c - 1);
+  s.buckets = fixed_base ? s.half : s.windows * s.half;
+  s.sums = fixed_base ? 1 : s.windows;
+  s.key_bits = 1;
+  while ((uint64_t(1) << s.key_bits) <= s.buckets) ++s.key_bits;
+  s.sentinel = uint32_t((uint64_t(1) << s.key_bits) - 1);
+  s.entries = n * s.windows;
+  if (s.entries >= (std::size_t(1) << 32) - 1)
+    throw std::length_error("msm: " + std::to_string(s.entries) + " digits exceed 32-bit positions");
+  if (fixed_base && s.entries >= (std::size_t(1) << 31))
+    throw std::length_error("msm: " + std::to_string(s.entries) + " precomputed points exceed 31-bit indices");
+
+  // Level 1 wants about 2^18 threads (132 SMs x 512 resident, a few waves)
+  // and at most 64 entries per thread: longer chunks leave fewer partials
+  // (entries / L1 + buckets) for the levels after it.
+  constexpr std::size_t target_threads = std::size_t(1) << 18;
+  s.chunk1 = unsigned(std::clamp<std::size_t>(s.entries / target_threads, 2, 64));
+  s.chunk = 16;
+  constexpr std::size_t run_limit = 16;  // partials of one key the runsum step adds serially
+  std::size_t in = std::max<std::size_t>(s.entries, 1);
+  std::size_t run = std::max<std::size_t>(fixed_base ? s.entries : n, 1);  // entries one key can have
+  unsigned L = s.chunk1;
+  s.levels = 0;
+  do {
+    if (s.levels == max_levels) throw std::length_error("msm: too many reduction levels");
+    std::size_t chunks = (in + L - 1) / L;
+    std::size_t out = std::min(in, chunks + std::min<std::size_t>(s.buckets, in));
+    s.chunks_max[s.levels] = chunks;
+    s.partials_max[s.levels] = out;
+    ++s.levels;
+    run = (run + L - 1) / L + 1;
+    in = out;
+    L = s.chunk;
+  } while (run > run_limit);
+
+  s.reduce_levels = 0;
+  for (uint32_t m = s.half; m > reduce_final; m /= reduce_seg) ++s.reduce_levels;
+  return s;
+}
+
+// ---- helpers ---------------------------------------------------------------
+
+/// Loads a point with 16-byte loads on the device (read-only path); a plain
+/// copy on the host. Every point type here is a multiple of 16 bytes and
+/// arrays come from cudaMalloc (256-byte aligned).
+template <class T>
+PL_HD T load(const T* p) {
+#if defined(__CUDA_ARCH__)
+  static_assert(sizeof(T) % 16 == 0, "points load as 16-byte vectors");
+  T r;
+  const uint4* s = reinterpret_cast<const uint4*>(p);
+  uint4* d = reinterpret_cast<uint4*>(&r);
+  PL_UNROLL for (unsigned i = 0; i < sizeof(T) / 16; ++i) d[i] = __ldg(s + i);
+  return r;
+#else
+  return *p;
+#endif
+}
+
+/// The signed digit of window w (c bits) with the carry from below updated.
+template <class Scalar>
+PL_HD uint32_t signed_digit(const Scalar& s, unsigned w, unsigned c, uint32_t& carry, bool& negative) {
+  uint32_t raw = s.bits(w * c, c) + carry;  // 0 .. 2^c
+  uint32_t half = uint32_t(1) << (c - 1);
+  if (raw > half) {
+    carry = 1;
+    negative = true;
+    return (uint32_t(1) << c) - raw;  // 0 when raw == 2^c
+  }
+  carry = 0;
+  negative = false;
+  return raw;
+}
+
+// ---- step 1: digits ----------------------------------------------------------
+
+/// Window w's digit of scalar i: key (window w's bucket set, or the one set
+/// with a fixed base) and value (point i, or precomputed point w*n + i).
+template <class Scalar>
+struct digits_fn {
+  const Scalar* scalars;
+  uint32_t* keys;  ///< [window][i]
+  uint32_t* vals;
+  std::size_t n;
+  unsigned c, windows;
+  uint32_t half, sentinel;
+  bool fixed_base;
+
+  PL_HD void operator()(std::size_t i) const {
+    const Scalar s = scalars[i];
+    uint32_t carry = 0;
+    for (unsigned w = 0; w < windows; ++w) {
+      bool neg = false;
+      uint32_t mag = signed_digit(s, w, c, carry, neg);
+      std::size_t at = std::size_t(w) * n + i;
+      keys[at] = mag ? (fixed_base ? 0u : w * half) + (mag - 1) : sentinel;
+      vals[at] = uint32_t(fixed_base ? at : i) | (neg ? sign_bit : 0u);
+    }
+  }
+};
+
+/// count = number of keys below the sentinel (they are sorted; count starts at 0).
+struct count_fn {
+  const uint32_t* keys;
+  std::size_t entries;
+  uint32_t sentinel;
+  uint32_t* count;
+
+  PL_HD void operator()(std::size_t i) const {
+    if (keys[i] != sentinel && (i + 1 == entries || keys[i + 1] == sentinel)) *count = uint32_t(i + 1);
+  }
+};
+
+// ---- steps 3 and 4: chunked levels -----------------------------------------
+
+/// Runs (groups of equal keys) in chunk t of the first *count keys.
+struct chunk_runs_fn {
+  const uint32_t* keys;
+  const uint32_t* count;
+  unsigned chunk;
+  uint32_t* runs;
+
+  PL_HD void operator()(std::size_t t) const {
+    std::size_t total = *count, begin = t * chunk;
+    if (begin >= total) {
+      runs[t] = 0;
+      return;
+    }
+    std::size_t end = begin + chunk < total ? begin + chunk : total;
+    uint32_t r = 1;
+    for (std::size_t i = begin + 1; i < end; ++i) r += keys[i] != keys[i - 1];
+    runs[t] = r;
+  }
+};
+
+/// *total = base[m-1] + runs[m-1]: the partials a level writes.
+struct total_fn {
+  const uint32_t* base;
+  const uint32_t* runs;
+  std::size_t m;
+  uint32_t* total;
+  PL_HD void operator()(std::size_t) const { *total = base[m - 1] + runs[m - 1]; }
+};
+
+/// Level 1: sums the runs of chunk t, loading points through the sorted values.
+template <class A, class X>
+struct level1_fn {
+  const uint32_t* keys;
+  const uint32_t* vals;
+  const uint32_t* count;
+  const A* points;
+  const uint32_t* base;
+  unsigned chunk;
+  uint32_t* out_keys;
+  X* out;
+
+  PL_HD void operator()(std::size_t t) const {
+    std::size_t total = *count, begin = t * chunk;
+    if (begin >= total) return;
+    std::size_t end = begin + chunk < total ? begin + chunk : total;
+    uint32_t slot = base[t];
+    uint32_t key = keys[begin];
+    X acc = X::infinity();
+    for (std::size_t i = begin; i < end; ++i) {
+      uint32_t k = keys[i];
+      if (k != key) {
+        out_keys[slot] = key;
+        out[slot] = acc;
+        ++slot;
+        key = k;
+        acc = X::infinity();
+      }
+      uint32_t v = vals[i];
+      A p = load(points + (v & ~sign_bit));
+      if (v & sign_bit) p = -p;
+      acc = acc.add_affine(p);
+    }
+    out_keys[slot] = key;
+    out[slot] = acc;
+  }
+};
+
+/// Later levels: sums the runs of chunk t of the partials.
+template <class X>
+struct level_fn {
+  const uint32_t* keys;
+  const X* in;
+  const uint32_t* count;
+  const uint32_t* base;
+  unsigned chunk;
+  uint32_t* out_keys;
+  X* out;
+
+  PL_HD void operator()(std::size_t t) const {
+    std::size_t total = *count, begin = t * chunk;
+    if (begin >= total) return;
+    std::size_t end = begin + chunk < total ? begin + chunk : total;
+    uint32_t slot = base[t];
+    uint32_t key = keys[begin];
+    X acc = X::infinity();
+    for (std::size_t i = begin; i < end; ++i) {
+      uint32_t k = keys[i];
+      if (k != key) {
+        out_keys[slot] = key;
+        out[slot] = acc;
+        ++slot;
+        key = k;
+        acc = X::infinity();
+      }
+      acc = acc + load(in + i);
+    }
+    out_keys[slot] = key;
+    out[slot] = acc;
+  }
+};
+
+// ---- step 5: runsum --------------------------------------------------------
+
+/// The first partial of each key adds the key's remaining partials (at most
+/// run_limit) and stores the bucket.
+template <class X>
+struct runsum_fn {
+  const uint32_t* keys;
+  const X* in;
+  const uint32_t* count;
+  X* buckets;
+
+  PL_HD void operator()(std::size_t i) const {
+    std::size_t total = *count;
+    if (i >= total) return;
+    uint32_t key = keys[i];
+    if (i > 0 && keys[i - 1] == key) return;
+    X acc = load(in + i);
+    for (std::size_t j = i + 1; j < total && keys[j] == key; ++j) acc = acc + load(in + j);
+    buckets[key] = acc;
+  }
+};
+
+// ---- step 6: window sums ---------------------------------------------------
+
+/// Thread t = (window w, segment j) of a level with m points per window:
+/// tot[w][j] = sum_{k<L} (k+1) x[w][jL+k] and y[w][j-1] = sum_{k<L} x[w][jL+k]
+/// (y[w][T-1] = infinity), T = m / L segments.
+template <class X>
+struct segment_fn {
+  const X* x;
+  std::size_t m, T;
+  X* tot;
+  X* y;
+
+  PL_HD void operator()(std::size_t t) const {
+    const std::size_t w = t / T, j = t % T;
+    const X* b = x + w * m + j * reduce_seg;
+    X run = X::infinity(), acc = X::infinity();
+    for (uint32_t k = reduce_seg; k-- > 0;) {
+      run = run + load(b + k);
+      acc = acc + run;  // point k counted k + 1 times
+    }
+    tot[t] = acc;
+    if (j > 0)
+      y[t - 1] = run;
+    else
+      y[w * T + T - 1] = X::infinity();
+  }
+};
+
+/// out[w][j] = sum_{k<F} in[w][jF+k] (indices past m read as infinity).
+template <class X>
+struct sum_fn {
+  const X* in;
+  std::size_t m, out_m;
+  X* out;
+
+  PL_HD void operator()(std::size_t t) const {
+    const std::size_t w = t / out_m, j = t % out_m;
+    X acc = X::infinity();
+    for (uint32_t k = 0; k < reduce_fan_in; ++k) {
+      std::size_t i = j * reduce_fan_in + k;
+      if (i < m) acc = acc + load(in + w * m + i);
+    }
+    out[t] = acc;
+  }
+};
+
+/// out[w] = sum_{b<m} (b+1) x[w][b], serially (m <= reduce_final).
+template <class X>
+struct weighted_fn {
+  const X* x;
+  std::size_t m;
+  X* out;
+
+  PL_HD void operator()(std::size_t w) const {
+    X run = X::infinity(), acc = X::infinity();
+    for (std::size_t b = m; b-- > 0;) {
+      run = run + load(x + w * m + b);
+      acc = acc + run;
+    }
+    out[w] = acc;
+  }
+};
+
+/// windows[w] = S_0 + L (S_1 + L (... + L R_top)), S_i = sums[i][w].
+template <class X>
+struct horner_fn {
+  const X* top;
+  const X* sums;  ///< [levels][W]
+  unsigned levels, windows;
+  X* out;
+
+  PL_HD void operator()(std::size_t w) const {
+    X acc = load(top + w);
+    for (unsigned i = levels; i-- > 0;) {
+      for (unsigned d = 0; d < reduce_seg_log; ++d) acc = acc.dbl();
+      acc = acc + load(sums + std::size_t(i) * windows + w);
+    }
+    out[w] = acc;
+  }
+};
+
+// ---- the pipeline ------------------------------------------------------------
+
+/// Sorted digits of one scalar vector: reused by every MSM over those scalars.
+struct digits {
+  uint32_t* keys = nullptr;
+  uint32_t* vals = nullptr;
+  uint32_t* count = nullptr;  ///< non-zero digits (device)
+};
+
+/// Carves the persistent digit arrays for shape s.
+inline digits carve_digits(carver& mem, const shape& s) {
+  digits d;
+  d.keys = mem.take<uint32_t>(s.entries);
+  d.vals = mem.take<uint32_t>(s.entries);
+  d.count = mem.take<uint32_t>(1);
+  return d;
+}
+
+/// Steps 1-2: digits of `scalars` sorted into `out`; scratch from `temp`
+/// (a counting carver only measures the scratch and enqueues nothing).
+template <class Exec, class Scalar>
+void prepare(const Exec& ex, const shape& s, const Scalar* scalars, const digits& out, carver& temp) {
+  uint32_t* keys0 = temp.take<uint32_t>(s.entries);
+  uint32_t* vals0 = temp.take<uint32_t>(s.entries);
+  std::size_t sort_bytes = ex.sort_temp_bytes(s.entries, s.key_bits);
+  void* sort_temp = temp.take_bytes(sort_bytes);
+  if (temp.counting()) return;
+  ex.zero(out.count, sizeof(uint32_t));
+  if (s.n == 0) return;
+  ex.for_each(s.n, digits_fn<Scalar>{scalars, keys0, vals0, s.n, s.c, s.windows, s.half, s.sentinel,
+                                     s.fixed_base});
+  ex.sort_pairs(sort_temp, sort_bytes, keys0, out.keys, vals0, out.vals, s.entries, s.key_bits);
+  ex.for_each(s.entries, count_fn{out.keys, s.entries, s.sentinel, out.count});
+}
+
+
+/// Steps 3-6: the s.sums window sums of sum_i s_i P_i into windows[0 ..
+/// s.sums) (points: the n points, or the n*W precomputed ones with a fixed
+/// base); scratch from `temp` as for prepare().
+template <class Exec, class A, class X>
+void accumulate(const Exec& ex, const shape& s, const digits& d, const A* points, X* windows,
+                carver& temp) {
+  std::size_t chunks = 1;
+  for (unsigned lv = 0; lv < s.levels; ++lv) chunks = std::max(chunks, s.chunks_max[lv]);
+  uint32_t* runs = temp.take<uint32_t>(chunks);
+  uint32_t* base = temp.take<uint32_t>(chunks);
+  std::size_t scan_bytes = ex.scan_temp_bytes(chunks);
+  void* scan_temp = temp.take_bytes(scan_bytes);
+  uint32_t* counts = temp.take<uint32_t>(max_levels);
+  uint32_t* pkeys[2] = {temp.take<uint32_t>(s.partials_max[0]),
+                        temp.take<uint32_t>(s.levels > 1 ? s.partials_max[1] : 1)};
+  X* parts[2] = {temp.take<X>(s.partials_max[0]), temp.take<X>(s.levels > 1 ? s.partials_max[1] : 1)};
+  X* buckets = temp.take<X>(s.buckets);
+  const std::size_t W = s.sums;  // bucket sets to reduce
+  const std::size_t seg0 = std::max<std::size_t>(s.half / reduce_seg, 1);  // segments of level 0
+  X* tot = temp.take<X>(W * seg0);
+  X* ys[2] = {temp.take<X>(W * seg0), temp.take<X>(W * seg0)};
+  const std::size_t sum0 = (seg0 + reduce_fan_in - 1) / reduce_fan_in;
+  X* part_sums[2] = {temp.take<X>(W * sum0), temp.take<X>(W * sum0)};
+  X* level_sums = temp.take<X>(W * std::max(s.reduce_levels, 1u));
+  X* top = temp.take<X>(W);
+  if (temp.counting()) return;
+
+  ex.zero(buckets, sizeof(X) * s.buckets);
+  if (s.n > 0) {
+    const uint32_t* in_count = d.count;
+    const uint32_t* in_keys = d.keys;
+    const X* in_parts = nullptr;
+    for (unsigned lv = 0; lv < s.levels; ++lv) {
+      unsigned L = lv == 0 ? s.chunk1 : s.chunk;
+      std::size_t m = s.chunks_max[lv];
+      uint32_t* out_keys = pkeys[lv % 2];
+      X* out = parts[lv % 2];
+      ex.for_each(m, chunk_runs_fn{in_keys, in_count, L, runs});
+      ex.exclusive_sum(scan_temp, scan_bytes, runs, base, m);
+      ex.for_each(1, total_fn{base, runs, m, counts + lv});
+      if (lv == 0)
+        ex.for_each(m, level1_fn<A, X>{in_keys, d.vals, in_count, points, base, L, out_keys, out});
+      else
+        ex.for_each(m, level_fn<X>{in_keys, in_parts, in_count, base, L, out_keys, out});
+      in_count = counts + lv;
+      in_keys = out_keys;
+      in_parts = out;
+    }
+    ex.for_each(s.partials_max[s.levels - 1], runsum_fn<X>{in_keys, in_parts, in_count, buckets});
+  }
+  // step 6: levels of segments, the sums of their tot_j, the last few serially
+  const X* x = buckets;
+  std::size_t m = s.half;
+  for (unsigned lv = 0; lv < s.reduce_levels; ++lv) {
+    const std::size_t T = m / reduce_seg;
+    X* y = ys[lv % 2];
+    ex.for_each(W * T, segment_fn<X>{x, m, T, tot, y});
+    const X* in = tot;
+    std::size_t in_m = T;
+    unsigned flip = 0;
+    do {
+      const std::size_t out_m = (in_m + reduce_fan_in - 1) / reduce_fan_in;
+      X* out = out_m == 1 ? level_sums + std::size_t(lv) * W : part_sums[flip];
+      ex.for_each(W * out_m, sum_fn<X>{in, in_m, out_m, out});
+      in = out;
+      in_m = out_m;
+      flip ^= 1;
+    } while (in_m > 1);
+    x = y;
+    m = T;
+  }
+  ex.for_each(W, weighted_fn<X>{x, m, s.reduce_levels ? top : windows});
+  if (s.reduce_levels) ex.for_each(W, horner_fn<X>{top, level_sums, s.reduce_levels, unsigned(W), windows});
+}
+
+/// Scratch bytes prepare() needs for shape s.
+template <class Exec, class Scalar>
+std::size_t prepare_bytes(const Exec& ex, const shape& s) {
+  carver c;
+  prepare<Exec, Scalar>(ex, s, nullptr, digits{}, c);
+  return c.used();
+}
+
+/// Scratch bytes accumulate() needs for shape s and points of type A.
+template <class Exec, class A, class X>
+std::size_t accumulate_bytes(const Exec& ex, const shape& s) {
+  carver c;
+  accumulate<Exec, A, X>(ex, s, digits{}, nullptr, nullptr, c);
+  return c.used();
+}
+
+/// Bytes of the persistent digit arrays for shape s.
+inline std::size_t digits_bytes(const shape& s) {
+  carver c;
+  carve_digits(c, s);
+  return c.used();
+}
+
+/// sum_w 2^(c*w) windows[w] by Horner's rule (host or device, one thread);
+/// with a fixed base the one sum is the result.
+template <class X>
+PL_HD X combine(const X* windows, const shape& s) {
+  if (s.fixed_base) return windows[0];
+  X acc = X::infinity();
+  for (unsigned w = s.windows; w-- > 0;) {
+    for (unsigned b = 0; b < s.c; ++b) acc = acc.dbl();
+    acc = acc + windows[w];
+  }
+  return acc;
+}
+
+/// Thread i: out[w*n + i] = 2^(c w) points[i] for every window w (Jacobian
+/// doublings, one inversion per stored point).
+template <class A>
+struct precompute_fn {
+  const A* points;
+  std::size_t n;
+  unsigned c, windows;
+  A* out;
+
+  PL_HD void operator()(std::size_t i) const {
+    using J = zk::ec::jacobian<typename A::group>;
+    const A p = load(points + i);
+    out[i] = p;
+    J acc = J::from_affine(p);
+    for (unsigned w = 1; w < windows; ++w) {
+      for (unsigned d = 0; d < c; ++d) acc = acc.dbl();
+      out[std::size_t(w) * n + i] = acc.to_affine();
+    }
+  }
+};
+
+/// The n * s.windows points a fixed-base MSM of shape s reads.
+template <class Exec, class A>
+void precompute(const Exec& ex, const shape& s, const A* points, A* out) {
+  ex.for_each(s.n, precompute_fn<A>{points, s.n, s.c, s.windows, out});
+}
+
+}  // namespace proofline::gpu::cuda::msm

@@ -1,0 +1,86 @@
+// Device operations the backend, the tests and the benchmarks enqueue on a
+// stream: NTTs, h, MSM steps and a few helpers. Declarations only: the
+// definitions (ops_impl.cuh) are compiled once per curve in ops_<curve>.cu
+// (explicit instantiations), so the heavy point arithmetic is not compiled
+// again in every file that calls it.
+//
+// Nothing here synchronises with the host or allocates partition-sized
+// memory: callers pass device pointers and scratch (msm_*_bytes tell how
+// much).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "gpu/cuda/msm_pipeline.hpp"
+#include "gpu/cuda/ntt_pipeline.hpp"
+#include "gpu/cuda/resources.cuh"
+#include "zk/curves.hpp"
+
+namespace proofline::gpu::cuda {
+
+/// The NTT tables of one domain size on the device (about n field elements:
+/// two twiddle tables of n/2, plus 2 sqrt(n)-sized power tables each).
+template <class F>
+struct device_domain {
+  device_buffer<F> fwd, inv, fwd_lo, fwd_hi, inv_lo, inv_hi, coset_lo, coset_hi, n_inv;
+  ntt::tables<F> view;
+  std::size_t bytes() const {
+    return fwd.bytes() + inv.bytes() + fwd_lo.bytes() + fwd_hi.bytes() + inv_lo.bytes() +
+           inv_hi.bytes() + coset_lo.bytes() + coset_hi.bytes() + n_inv.bytes();
+  }
+};
+
+/// Fills d for 2^log_n points with snarkjs's roots (zk::groth16::roots<F>);
+/// the work is enqueued on s.
+template <class F>
+void build_domain(device_domain<F>& d, unsigned log_n, cudaStream_t s);
+
+/// x (values on the domain, natural order) -> values on the odd coset, in
+/// place; tiled: shared-memory passes (ntt_pipeline.hpp), else register passes.
+template <class F>
+void odd_coset(const ntt::tables<F>& t, F* x, cudaStream_t s, bool tiled = ntt::tiled_default);
+
+/// Natural-order forward or inverse NTT of x into out (x is clobbered).
+template <class F>
+void transform(const ntt::tables<F>& t, F* x, F* out, bool inverse, cudaStream_t s,
+               bool tiled = ntt::tiled_default);
+
+/// h[i] = a[i] b[i] - c[i] in standard form (h may alias a).
+template <class F>
+void h_values(std::size_t n, const F* a, const F* b, const F* c, typename F::repr* h, cudaStream_t s);
+
+/// Scratch for msm_prepare on shape sh (scalars of type S).
+template <class S>
+std::size_t msm_prepare_bytes(const msm::shape& sh);
+
+/// Signed digits of scalars[0 .. sh.n), sorted into d.
+template <class S>
+void msm_prepare(const msm::shape& sh, const S* scalars, const msm::digits& d, void* temp,
+                 std::size_t temp_bytes, cudaStream_t s);
+
+/// Scratch for msm_accumulate on shape sh over group G.
+template <class G>
+std::size_t msm_accumulate_bytes(const msm::shape& sh);
+
+/// The sh.windows window sums of sum_i s_i P_i, for the digits d of the s_i.
+template <class G>
+void msm_accumulate(const msm::shape& sh, const msm::digits& d, const zk::ec::affine<G>* points,
+                    zk::ec::xyzz<G>* windows, void* temp, std::size_t temp_bytes, cudaStream_t s);
+
+/// table[w*n + i] = 2^(c w) table[i] for the windows of a fixed-base shape
+/// sh; table[0 .. n) holds the points on entry (in place).
+template <class G>
+void msm_precompute(const msm::shape& sh, zk::ec::affine<G>* table, cudaStream_t s);
+
+/// Points that look random: out[i] = sum_k tables[64 k + digit_k(i)] over
+/// the five 6-bit digits of i (tables: 320 points on the device).
+template <class G>
+void table_points(const zk::ec::affine<G>* tables, std::size_t n, zk::ec::affine<G>* out, cudaStream_t s);
+
+/// prod = a b, sum = a + b, diff = a - b elementwise (tests the device field code).
+template <class F>
+void field_ops(const F* a, const F* b, F* prod, F* sum, F* diff, std::size_t n, cudaStream_t s);
+
+}  // namespace proofline::gpu::cuda

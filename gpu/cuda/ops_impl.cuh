@@ -1,0 +1,152 @@
+// Definitions of gpu/cuda/ops.cuh, included by the ops_*.cu files that
+// instantiate them (one per curve, one for what both curves share).
+#pragma once
+
+#include "gpu/cuda/device_exec.cuh"
+#include "gpu/cuda/ops.cuh"
+#include "zk/groth16/domain.hpp"
+
+namespace proofline::gpu::cuda {
+
+namespace detail {
+
+template <class F>
+void upload_table(device_buffer<F>& d, const std::vector<F>& h, cudaStream_t s) {
+  d = device_buffer<F>(h.size());
+  // pageable source: the call returns once the data is staged, so h may go
+  CUDA_OK(cudaMemcpyAsync(d.get(), h.data(), h.size() * sizeof(F), cudaMemcpyHostToDevice, s));
+}
+
+inline void check_scratch(const char* what, std::size_t need, std::size_t have) {
+  if (need > have)
+    throw backend_error(std::string(what) + ": needs " + std::to_string(need) + " bytes of scratch, given " +
+                        std::to_string(have));
+}
+
+template <class G>
+struct table_points_fn {
+  const zk::ec::affine<G>* tables;
+  zk::ec::affine<G>* out;
+  PL_HD void operator()(std::size_t i) const {
+    auto p = zk::ec::jacobian<G>::from_affine(tables[i & 63]);
+    for (unsigned k = 1; k < 5; ++k) p = p.add_affine(tables[64 * k + ((i >> (6 * k)) & 63)]);
+    out[i] = p.to_affine();
+  }
+};
+
+template <class F>
+struct field_ops_fn {
+  const F* a;
+  const F* b;
+  F *prod, *sum, *diff;
+  PL_HD void operator()(std::size_t i) const {
+    prod[i] = a[i] * b[i];
+    sum[i] = a[i] + b[i];
+    diff[i] = a[i] - b[i];
+  }
+};
+
+}  // namespace detail
+
+template <class F>
+void build_domain(device_domain<F>& d, unsigned log_n, cudaStream_t s) {
+  using roots = zk::groth16::roots<F>;
+  auto h = ntt::make_host_tables<F>(log_n, roots::root(log_n), roots::inverse_root(log_n),
+                                    roots::odd_coset_generator(log_n), roots::inverse_size(log_n));
+  detail::upload_table(d.fwd_lo, h.fwd_lo, s);
+  detail::upload_table(d.fwd_hi, h.fwd_hi, s);
+  detail::upload_table(d.inv_lo, h.inv_lo, s);
+  detail::upload_table(d.inv_hi, h.inv_hi, s);
+  detail::upload_table(d.coset_lo, h.coset_lo, s);
+  detail::upload_table(d.coset_hi, h.coset_hi, s);
+  detail::upload_table(d.n_inv, std::vector<F>{roots::inverse_size(log_n)}, s);
+  const std::size_t half = log_n ? std::size_t(1) << (log_n - 1) : 1;
+  d.fwd = device_buffer<F>(half);
+  d.inv = device_buffer<F>(half);
+  device_exec ex{s};
+  ex.for_each(half, ntt::powers_fn<F>{d.fwd_lo.get(), d.fwd_hi.get(), h.tw_k, d.fwd.get()});
+  ex.for_each(half, ntt::powers_fn<F>{d.inv_lo.get(), d.inv_hi.get(), h.tw_k, d.inv.get()});
+  d.view.log_n = log_n;
+  d.view.fwd = d.fwd.get();
+  d.view.inv = d.inv.get();
+  d.view.coset_lo = d.coset_lo.get();
+  d.view.coset_hi = d.coset_hi.get();
+  d.view.coset_k = h.coset_k;
+  d.view.n_inv = d.n_inv.get();
+}
+
+template <class F>
+void odd_coset(const ntt::tables<F>& t, F* x, cudaStream_t s, bool tiled) {
+  ntt::to_odd_coset(device_exec{s}, t, x, tiled);
+}
+
+template <class F>
+void transform(const ntt::tables<F>& t, F* x, F* out, bool inverse, cudaStream_t s, bool tiled) {
+  ntt::transform(device_exec{s}, t, x, out, inverse, tiled);
+}
+
+template <class F>
+void h_values(std::size_t n, const F* a, const F* b, const F* c, typename F::repr* h, cudaStream_t s) {
+  ntt::compute_h(device_exec{s}, n, a, b, c, h);
+}
+
+template <class S>
+std::size_t msm_prepare_bytes(const msm::shape& sh) {
+  return msm::prepare_bytes<device_exec, S>(device_exec{}, sh);
+}
+
+template <class S>
+void msm_prepare(const msm::shape& sh, const S* scalars, const msm::digits& d, void* temp,
+                 std::size_t temp_bytes, cudaStream_t s) {
+  detail::check_scratch("msm_prepare", msm_prepare_bytes<S>(sh), temp_bytes);
+  carver c(temp, temp_bytes);
+  msm::prepare(device_exec{s}, sh, scalars, d, c);
+}
+
+template <class G>
+std::size_t msm_accumulate_bytes(const msm::shape& sh) {
+  return msm::accumulate_bytes<device_exec, zk::ec::affine<G>, zk::ec::xyzz<G>>(device_exec{}, sh);
+}
+
+template <class G>
+void msm_accumulate(const msm::shape& sh, const msm::digits& d, const zk::ec::affine<G>* points,
+                    zk::ec::xyzz<G>* windows, void* temp, std::size_t temp_bytes, cudaStream_t s) {
+  detail::check_scratch("msm_accumulate", msm_accumulate_bytes<G>(sh), temp_bytes);
+  carver c(temp, temp_bytes);
+  msm::accumulate(device_exec{s}, sh, d, points, windows, c);
+}
+
+template <class G>
+void msm_precompute(const msm::shape& sh, zk::ec::affine<G>* table, cudaStream_t s) {
+  if (!sh.fixed_base) throw backend_error("msm_precompute: the shape has no fixed base");
+  msm::precompute(device_exec{s}, sh, static_cast<const zk::ec::affine<G>*>(table), table);
+}
+
+template <class G>
+void table_points(const zk::ec::affine<G>* tables, std::size_t n, zk::ec::affine<G>* out, cudaStream_t s) {
+  device_exec{s}.for_each(n, detail::table_points_fn<G>{tables, out});
+}
+
+template <class F>
+void field_ops(const F* a, const F* b, F* prod, F* sum, F* diff, std::size_t n, cudaStream_t s) {
+  device_exec{s}.for_each(n, detail::field_ops_fn<F>{a, b, prod, sum, diff});
+}
+
+}  // namespace proofline::gpu::cuda
+
+// Explicit instantiation lists for the ops_*.cu files.
+#define PROOFLINE_CUDA_INSTANTIATE_FR(F)                                                           \
+  template void build_domain<F>(device_domain<F>&, unsigned, cudaStream_t);                        \
+  template void odd_coset<F>(const ntt::tables<F>&, F*, cudaStream_t, bool);                       \
+  template void transform<F>(const ntt::tables<F>&, F*, F*, bool, cudaStream_t, bool);             \
+  template void h_values<F>(std::size_t, const F*, const F*, const F*, typename F::repr*, cudaStream_t);
+
+#define PROOFLINE_CUDA_INSTANTIATE_FIELD_TEST(F) \
+  template void field_ops<F>(const F*, const F*, F*, F*, F*, std::size_t, cudaStream_t);
+
+#define PROOFLINE_CUDA_INSTANTIATE_GROUP(G)                                                        \
+  template std::size_t msm_accumulate_bytes<G>(const msm::shape&);                                 \
+  template void msm_accumulate<G>(const msm::shape&, const msm::digits&, const zk::ec::affine<G>*, \
+                                  zk::ec::xyzz<G>*, void*, std::size_t, cudaStream_t);             \
+  template void msm_precompute<G>(const msm::shape&, zk::ec::affine<G>*, cudaStream_t);             \
+  template void table_points<G>(const zk::ec::affine<G>*, std::size_t, zk::ec::affine<G>*, cudaStream_t);

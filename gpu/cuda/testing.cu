@@ -1,0 +1,261 @@
+// gpu/cuda/testing.hpp: one-shot operations and timing loops on a device.
+#include <random>
+#include <type_traits>
+
+#include "gpu/cuda/ops.cuh"
+#include "gpu/cuda/testing.hpp"
+
+namespace proofline::gpu::cuda::testing {
+
+namespace {
+
+/// A uniform integer below `bound` (rejection sampling on its bit length).
+template <unsigned N>
+zk::ff::bigint<N> below(const zk::ff::bigint<N>& bound, std::mt19937_64& rng) {
+  const unsigned bits = bound.bit_length();
+  for (;;) {
+    zk::ff::bigint<N> x;
+    for (unsigned i = 0; i < N; ++i) {
+      unsigned lo = 64 * i;
+      x.l[i] = lo >= bits ? 0 : rng() & (bits - lo >= 64 ? ~uint64_t(0) : (uint64_t(1) << (bits - lo)) - 1);
+    }
+    if (x < bound) return x;
+  }
+}
+
+template <class C, class G>
+zk::ec::affine<G> generator() {
+  if constexpr (std::is_same_v<G, typename C::g1_group>)
+    return C::g1_generator();
+  else
+    return C::g2_generator();
+}
+
+/// out[0 .. n) on the device: table_points over 320 random multiples of the generator.
+template <class C, class G>
+void device_points(zk::ec::affine<G>* out, std::size_t n, uint64_t seed, cudaStream_t s) {
+  using jac = zk::ec::jacobian<G>;
+  std::mt19937_64 rng(seed);
+  const jac gen = jac::from_affine(generator<C, G>());
+  std::vector<zk::ec::affine<G>> table(320);
+  for (auto& p : table) p = gen.mul(below(C::fr::modulus(), rng)).to_affine();
+  device_buffer<zk::ec::affine<G>> d_table(table.size());
+  CUDA_OK(cudaMemcpyAsync(d_table.get(), table.data(), table.size() * sizeof(table[0]), cudaMemcpyHostToDevice, s));
+  table_points<G>(d_table.get(), n, out, s);
+  CUDA_OK(cudaStreamSynchronize(s));  // d_table goes out of scope
+}
+
+template <class T>
+device_buffer<T> to_device(const T* h, std::size_t n, cudaStream_t s) {
+  device_buffer<T> d(n);
+  if (n) CUDA_OK(cudaMemcpyAsync(d.get(), h, n * sizeof(T), cudaMemcpyHostToDevice, s));
+  return d;
+}
+
+template <class T>
+void to_host(T* h, const device_buffer<T>& d, cudaStream_t s) {
+  if (d.size()) CUDA_OK(cudaMemcpyAsync(h, d.get(), d.bytes(), cudaMemcpyDeviceToHost, s));
+  CUDA_OK(cudaStreamSynchronize(s));
+}
+
+}  // namespace
+
+template <class C, class G>
+zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const typename C::scalar* scalars, std::size_t n,
+                        int device, unsigned window, bool fixed_base) {
+  using X = zk::ec::xyzz<G>;
+  using S = typename C::scalar;
+  device_guard guard(device);
+  stream st;
+  const cudaStream_t s = st.get();
+  const cuda::msm::shape sh = cuda::msm::plan(n, C::fr::params::bits, window, fixed_base);
+  device_buffer<zk::ec::affine<G>> d_points(fixed_base ? n * sh.windows : n);
+  if (n)
+    CUDA_OK(cudaMemcpyAsync(d_points.get(), points, n * sizeof(points[0]), cudaMemcpyHostToDevice, s));
+  if (fixed_base) msm_precompute<G>(sh, d_points.get(), s);
+  auto d_scalars = to_device(scalars, n, s);
+  const std::size_t temp_bytes = std::max(msm_prepare_bytes<S>(sh), msm_accumulate_bytes<G>(sh));
+  device_buffer<unsigned char> scratch(cuda::msm::digits_bytes(sh) + temp_bytes + carver::alignment);
+  carver cv(scratch.get(), scratch.bytes());
+  const cuda::msm::digits d = cuda::msm::carve_digits(cv, sh);
+  void* temp = cv.take_bytes(temp_bytes);
+  device_buffer<X> windows(sh.sums);
+  msm_prepare<S>(sh, d_scalars.get(), d, temp, temp_bytes, s);
+  msm_accumulate<G>(sh, d, d_points.get(), windows.get(), temp, temp_bytes, s);
+  std::vector<X> host(sh.sums);
+  to_host(host.data(), windows, s);
+  return cuda::msm::combine(host.data(), sh).to_jacobian();
+}
+
+template <class F>
+void ntt(F* data, unsigned log_n, bool inverse, int device, bool tiled) {
+  device_guard guard(device);
+  stream st;
+  device_domain<F> dom;
+  build_domain(dom, log_n, st.get());
+  const std::size_t n = std::size_t(1) << log_n;
+  auto x = to_device(data, n, st.get());
+  device_buffer<F> out(n);
+  transform(dom.view, x.get(), out.get(), inverse, st.get(), tiled);
+  to_host(data, out, st.get());
+}
+
+template <class F>
+void odd_coset(F* data, unsigned log_n, int device, bool tiled) {
+  device_guard guard(device);
+  stream st;
+  device_domain<F> dom;
+  build_domain(dom, log_n, st.get());
+  auto x = to_device(data, std::size_t(1) << log_n, st.get());
+  cuda::odd_coset(dom.view, x.get(), st.get(), tiled);
+  to_host(data, x, st.get());
+}
+
+template <class F>
+void field_ops(const F* a, const F* b, F* prod, F* sum, F* diff, std::size_t n, int device) {
+  device_guard guard(device);
+  stream st;
+  auto da = to_device(a, n, st.get()), db = to_device(b, n, st.get());
+  device_buffer<F> p(n), su(n), di(n);
+  cuda::field_ops(da.get(), db.get(), p.get(), su.get(), di.get(), n, st.get());
+  to_host(prod, p, st.get());
+  to_host(sum, su, st.get());
+  to_host(diff, di, st.get());
+}
+
+template <class C, class G>
+std::vector<zk::ec::affine<G>> random_points(std::size_t n, uint64_t seed, int device) {
+  device_guard guard(device);
+  stream st;
+  device_buffer<zk::ec::affine<G>> d(n);
+  device_points<C, G>(d.get(), n, seed, st.get());
+  std::vector<zk::ec::affine<G>> out(n);
+  to_host(out.data(), d, st.get());
+  return out;
+}
+
+device_info describe_device(int device) {
+  device_guard guard(device);
+  cudaDeviceProp p{};
+  CUDA_OK(cudaGetDeviceProperties(&p, device));
+  device_info d;
+  d.name = p.name;
+  d.multiprocessors = p.multiProcessorCount;
+  d.memory_gib = double(p.totalGlobalMem) / double(1ull << 30);
+  d.compute_major = p.major;
+  d.compute_minor = p.minor;
+  CUDA_OK(cudaDriverGetVersion(&d.driver_version));
+  CUDA_OK(cudaRuntimeGetVersion(&d.runtime_version));
+  return d;
+}
+
+namespace {
+
+template <class C, class G>
+std::vector<double> time_msm_typed(unsigned log_n, unsigned warmup, unsigned runs, int device, uint64_t seed,
+                                   unsigned window, bool fixed_base) {
+  using A = zk::ec::affine<G>;
+  using X = zk::ec::xyzz<G>;
+  using S = typename C::scalar;
+  device_guard guard(device);
+  stream st;
+  const cudaStream_t s = st.get();
+  const std::size_t n = std::size_t(1) << log_n;
+  const cuda::msm::shape sh = cuda::msm::plan(n, C::fr::params::bits, window, fixed_base);
+  device_buffer<A> points(fixed_base ? n * sh.windows : n);
+  device_points<C, G>(points.get(), n, seed, s);
+  if (fixed_base) msm_precompute<G>(sh, points.get(), s);
+  pinned_buffer<S> scalars(n);
+  std::mt19937_64 rng(seed ^ 0x5ca1a75);
+  for (std::size_t i = 0; i < n; ++i) scalars[i] = below(C::fr::modulus(), rng);
+  device_buffer<S> d_scalars(n);
+  const std::size_t temp_bytes = std::max(msm_prepare_bytes<S>(sh), msm_accumulate_bytes<G>(sh));
+  device_buffer<unsigned char> scratch(cuda::msm::digits_bytes(sh) + temp_bytes + carver::alignment);
+  carver cv(scratch.get(), scratch.bytes());
+  const cuda::msm::digits d = cuda::msm::carve_digits(cv, sh);
+  void* temp = cv.take_bytes(temp_bytes);
+  device_buffer<X> windows(sh.sums);
+  pinned_buffer<X> host(sh.sums);
+  event start, stop;
+  std::vector<double> ms;
+  for (unsigned r = 0; r < warmup + runs; ++r) {
+    start.record(s);
+    CUDA_OK(cudaMemcpyAsync(d_scalars.get(), scalars.get(), n * sizeof(S), cudaMemcpyHostToDevice, s));
+    msm_prepare<S>(sh, d_scalars.get(), d, temp, temp_bytes, s);
+    msm_accumulate<G>(sh, d, points.get(), windows.get(), temp, temp_bytes, s);
+    CUDA_OK(cudaMemcpyAsync(host.get(), windows.get(), windows.bytes(), cudaMemcpyDeviceToHost, s));
+    stop.record(s);
+    stop.synchronize();
+    if (r >= warmup) ms.push_back(stop.since(start));
+  }
+  return ms;
+}
+
+template <class F>
+std::vector<double> time_ntt_typed(unsigned log_n, bool coset, unsigned warmup, unsigned runs, int device,
+                                   uint64_t seed, bool tiled) {
+  device_guard guard(device);
+  stream st;
+  const cudaStream_t s = st.get();
+  const std::size_t n = std::size_t(1) << log_n;
+  device_domain<F> dom;
+  build_domain(dom, log_n, s);
+  std::vector<F> h(n);
+  std::mt19937_64 rng(seed);
+  for (auto& v : h) v = F::from_montgomery_limbs(below(F::modulus(), rng));
+  auto x = to_device(h.data(), n, s);
+  device_buffer<F> y(n);
+  event start, stop;
+  std::vector<double> ms;
+  for (unsigned r = 0; r < warmup + runs; ++r) {
+    start.record(s);
+    if (coset)
+      cuda::odd_coset(dom.view, x.get(), s, tiled);
+    else
+      transform(dom.view, x.get(), y.get(), false, s, tiled);
+    stop.record(s);
+    stop.synchronize();
+    if (r >= warmup) ms.push_back(stop.since(start));
+    if (!coset) x.swap(y);
+  }
+  return ms;
+}
+
+}  // namespace
+
+std::vector<double> time_msm(zk::curve_id curve, int group, unsigned log_n, unsigned warmup, unsigned runs,
+                             int device, uint64_t seed, unsigned window, bool fixed_base) {
+  return zk::visit_curve(curve, [&](auto c) {
+    using C = decltype(c);
+    if (group == 2)
+      return time_msm_typed<C, typename C::g2_group>(log_n, warmup, runs, device, seed, window, fixed_base);
+    return time_msm_typed<C, typename C::g1_group>(log_n, warmup, runs, device, seed, window, fixed_base);
+  });
+}
+
+std::vector<double> time_ntt(zk::curve_id curve, unsigned log_n, bool coset, unsigned warmup, unsigned runs,
+                             int device, uint64_t seed, bool tiled) {
+  return zk::visit_curve(curve, [&](auto c) {
+    using C = decltype(c);
+    return time_ntt_typed<typename C::fr>(log_n, coset, warmup, runs, device, seed, tiled);
+  });
+}
+
+#define PROOFLINE_TESTING_CURVE(C)                                                                        \
+  template zk::ec::jacobian<C::g1_group> msm<C, C::g1_group>(const zk::ec::affine<C::g1_group>*,          \
+                                                             const C::scalar*, std::size_t, int, unsigned, \
+                                                             bool);                                        \
+  template zk::ec::jacobian<C::g2_group> msm<C, C::g2_group>(const zk::ec::affine<C::g2_group>*,          \
+                                                             const C::scalar*, std::size_t, int, unsigned, \
+                                                             bool);                                        \
+  template void ntt<C::fr>(C::fr*, unsigned, bool, int, bool);                                            \
+  template void odd_coset<C::fr>(C::fr*, unsigned, int, bool);                                            \
+  template void field_ops<C::fr>(const C::fr*, const C::fr*, C::fr*, C::fr*, C::fr*, std::size_t, int);  \
+  template void field_ops<C::fq>(const C::fq*, const C::fq*, C::fq*, C::fq*, C::fq*, std::size_t, int);  \
+  template std::vector<zk::ec::affine<C::g1_group>> random_points<C, C::g1_group>(std::size_t, uint64_t, int); \
+  template std::vector<zk::ec::affine<C::g2_group>> random_points<C, C::g2_group>(std::size_t, uint64_t, int);
+
+PROOFLINE_TESTING_CURVE(zk::bn254)
+PROOFLINE_TESTING_CURVE(zk::bls12_381)
+
+}  // namespace proofline::gpu::cuda::testing

@@ -1,0 +1,361 @@
+// The CUDA backend on a real GPU against the CPU backend, bit for bit: the
+// device field code, NTTs and odd-coset steps of several sizes, G1 and G2
+// MSMs (n = 1, n not a power of two, zero scalars, points at infinity,
+// repeated points, skewed and uniform scalars, forced windows), and whole
+// partitions of the fixture circuits (proofs with r = s = 0 must be equal).
+//
+// Without a usable GPU the binary exits 77, which CTest reports as skipped.
+// Environment:
+//   PROOFLINE_TEST_DEVICE     device index (default 0)
+//   PROOFLINE_GPU_TEST_LOG_N  largest MSM/NTT size tested, log2 (default 16)
+//   PROOFLINE_FIXTURES_DIR    fixtures folder (default: the source tree's)
+//   PROOFLINE_GPU_PROOF_DIR   if set, proofs made by the CUDA backend (random
+//                             r, s) are written there as <curve>_<size>/proof_<i>.json
+//                             and public_<i>.json for snarkjs groth16 verify
+#define DOCTEST_CONFIG_IMPLEMENT
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cases.hpp"
+#include "gpu/backend.hpp"
+#include "gpu/cpu/msm.hpp"
+#include "gpu/cpu/ntt.hpp"
+#include "gpu/cuda/cuda_backend.hpp"
+#include "gpu/cuda/factory.hpp"
+#include "gpu/cuda/testing.hpp"
+#include "zk/formats/atomic_file.hpp"
+#include "zk/formats/proof_json.hpp"
+#include "zk/formats/wtns.hpp"
+#include "zk/formats/zkey.hpp"
+#include "zk/groth16/prover.hpp"
+
+using namespace proofline;
+namespace fs = std::filesystem;
+namespace cudat = gpu::cuda::testing;
+
+namespace {
+
+int device() {
+  const char* v = std::getenv("PROOFLINE_TEST_DEVICE");
+  return v ? std::atoi(v) : 0;
+}
+
+unsigned max_log_n() {
+  const char* v = std::getenv("PROOFLINE_GPU_TEST_LOG_N");
+  return v ? unsigned(std::atoi(v)) : 16u;
+}
+
+std::string fixtures_dir() {
+  const char* v = std::getenv("PROOFLINE_FIXTURES_DIR");
+  return v ? v : PROOFLINE_FIXTURES_DIR;
+}
+
+gpu::cpu::thread_pool& pool() {
+  static gpu::cpu::thread_pool p(0);
+  return p;
+}
+
+// ---- field ------------------------------------------------------------------
+
+template <class F>
+void check_field() {
+  std::mt19937_64 rng(7);
+  auto a = test::make_elements<F>(4096, rng), b = test::make_elements<F>(4096, rng);
+  typename F::repr pm1 = F::modulus();
+  pm1.l[0] -= 1;
+  const F edge[] = {F::zero(), F::one(), F::from_montgomery_limbs(pm1)};
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j) {
+      a[3 * i + j] = edge[i];
+      b[3 * i + j] = edge[j];
+    }
+  std::vector<F> p(a.size()), s(a.size()), d(a.size());
+  cudat::field_ops(a.data(), b.data(), p.data(), s.data(), d.data(), a.size(), device());
+  std::size_t bad_p = 0, bad_s = 0, bad_d = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    bad_p += p[i] != a[i] * b[i];
+    bad_s += s[i] != a[i] + b[i];
+    bad_d += d[i] != a[i] - b[i];
+  }
+  CHECK(bad_p == 0);
+  CHECK(bad_s == 0);
+  CHECK(bad_d == 0);
+}
+
+// ---- NTT ----------------------------------------------------------------------
+
+template <class F>
+void check_ntt(unsigned log_n) {
+  CAPTURE(log_n);
+  std::mt19937_64 rng(100 + log_n);
+  const auto x = test::make_elements<F>(std::size_t(1) << log_n, rng);
+  for (bool tiled : {true, false}) {
+    CAPTURE(tiled);
+    for (bool inverse : {false, true}) {
+      auto want = x, got = x;
+      gpu::cpu::ntt(want.data(), log_n, inverse ? gpu::cpu::direction::inverse : gpu::cpu::direction::forward,
+                    pool());
+      cudat::ntt(got.data(), log_n, inverse, device(), tiled);
+      CHECK(got == want);
+    }
+    auto want = x, got = x;
+    gpu::cpu::to_odd_coset(want.data(), log_n, pool());
+    cudat::odd_coset(got.data(), log_n, device(), tiled);
+    CHECK(got == want);
+  }
+}
+
+// ---- MSM ----------------------------------------------------------------------
+
+/// The GPU's MSM with plain points and with precomputed window multiples
+/// (fixed base) against the CPU backend's.
+template <class C, class G>
+void check_msm(const std::vector<zk::ec::affine<G>>& points, const std::vector<typename C::scalar>& scalars,
+               unsigned window = 0) {
+  CAPTURE(points.size());
+  CAPTURE(window);
+  auto want = gpu::cpu::msm<G, C::fr::N>(points.data(), scalars.data(), points.size(), pool()).to_affine();
+  for (bool fixed : {false, true}) {
+    CAPTURE(fixed);
+    auto got = cudat::msm<C, G>(points.data(), scalars.data(), points.size(), device(), window, fixed).to_affine();
+    CHECK(got == want);
+  }
+}
+
+template <class C, class G>
+void msm_suite(const char* group) {
+  using test::scalar_mix;
+  std::mt19937_64 rng(500);
+  CAPTURE(group);
+  for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(100), std::size_t(1000),
+                        std::size_t(4097)}) {
+    auto p = test::make_points<C, G>(n, rng);
+    check_msm<C, G>(p, test::make_scalars<C>(n, scalar_mix::uniform, rng));
+  }
+  for (bool fixed : {false, true}) {
+    auto p = test::make_points<C, G>(1, rng);
+    auto got = cudat::msm<C, G>(p.data(), std::vector<typename C::scalar>(1, C::scalar::zero()).data(), 1, device(),
+                                0, fixed);
+    CHECK(got.is_infinity());
+  }
+  {
+    auto p = test::make_points<C, G>(3000, rng);
+    check_msm<C, G>(p, test::make_scalars<C>(p.size(), scalar_mix::skewed, rng));
+    check_msm<C, G>(p, test::make_scalars<C>(p.size(), scalar_mix::ones, rng));
+    check_msm<C, G>(p, std::vector<typename C::scalar>(p.size(), C::scalar::zero()));
+    for (unsigned c : {3u, 8u, 17u}) check_msm<C, G>(p, test::make_scalars<C>(p.size(), scalar_mix::uniform, rng), c);
+  }
+  const unsigned top = std::is_same_v<G, typename C::g1_group> ? max_log_n() : std::min(max_log_n(), 14u);
+  for (unsigned k = 12; k <= top; k += 2) {
+    // large inputs: device-made points (the CPU reference is the slow part)
+    auto p = cudat::random_points<C, G>(std::size_t(1) << k, 900 + k, device());
+    check_msm<C, G>(p, test::make_scalars<C>(p.size(), k % 4 ? scalar_mix::skewed : scalar_mix::uniform, rng));
+  }
+}
+
+// ---- whole partitions ---------------------------------------------------------
+
+template <class C>
+struct fixture {
+  std::string dir;
+  zk::groth16::key_ptr key;
+  std::vector<std::vector<typename C::scalar>> witnesses;
+
+  explicit fixture(const std::string& size) : dir(fixtures_dir() + "/" + C::name + "/" + size) {
+    REQUIRE_MESSAGE(fs::exists(dir + "/circuit.zkey"), dir << "/circuit.zkey is missing");
+    key = zk::formats::load_zkey(dir + "/circuit.zkey");
+    for (int i = 0; fs::exists(dir + "/witness_" + std::to_string(i) + ".wtns"); ++i) {
+      witnesses.emplace_back(key->info.n_vars);
+      zk::formats::read_witness<C>(dir + "/witness_" + std::to_string(i) + ".wtns", *key, witnesses.back().data());
+    }
+    REQUIRE(!witnesses.empty());
+  }
+  const zk::groth16::proving_key<C>& typed() const { return zk::groth16::typed<C>(*key); }
+
+  gpu::partition_ptr partition(std::size_t i) const {
+    const auto& info = key->info;
+    auto p = std::make_shared<gpu::partition<C>>();
+    p->witness = memory::buffer<typename C::scalar>(info.n_vars);
+    std::copy(witnesses[i].begin(), witnesses[i].end(), p->witness.begin());
+    p->a = memory::buffer<typename C::fr>(info.domain_size);
+    p->b = memory::buffer<typename C::fr>(info.domain_size);
+    p->c = memory::buffer<typename C::fr>(info.domain_size);
+    zk::groth16::synthesize_abc<C>(typed(), witnesses[i].data(), p->a.data(), p->b.data(), p->c.data());
+    return p;
+  }
+};
+
+template <class C>
+const zk::groth16::msm_results<C>& msms(const gpu::result_ptr& r) {
+  return static_cast<const gpu::result<C>&>(*r).msm;
+}
+
+template <class C>
+bool same_msms(const gpu::result_ptr& x, const gpu::result_ptr& y) {
+  const auto &a = msms<C>(x), &b = msms<C>(y);
+  return a.a.to_affine() == b.a.to_affine() && a.b1.to_affine() == b.b1.to_affine() &&
+         a.b2.to_affine() == b.b2.to_affine() && a.c.to_affine() == b.c.to_affine() &&
+         a.h.to_affine() == b.h.to_affine();
+}
+
+template <class C>
+void check_partitions(const std::string& size, bool precompute = true) {
+  CAPTURE(size);
+  CAPTURE(precompute);
+  fixture<C> fx(size);
+  auto cpu = gpu::make_cpu_backend(2);
+  gpu::cuda::backend_options opt;
+  opt.precompute = precompute;
+  auto cuda = gpu::cuda::make_backend(device(), opt);
+  const auto zero = C::fr::zero();
+  for (std::size_t i = 0; i < fx.witnesses.size(); ++i) {
+    CAPTURE(i);
+    auto part = fx.partition(i);
+    auto want = cpu->prove(fx.key, part);
+    std::vector<gpu::span> spans;
+    int consumed = 0;
+    gpu::prove_hooks hooks;
+    hooks.spans = &spans;
+    hooks.inputs_consumed = [&] { ++consumed; };
+    auto got = cuda->prove(fx.key, part, hooks);
+    CHECK(same_msms<C>(got, want));
+    auto pw = zk::groth16::assemble<C>(fx.typed(), msms<C>(want), zero, zero);
+    auto pg = zk::groth16::assemble<C>(fx.typed(), msms<C>(got), zero, zero);
+    CHECK((pg.a == pw.a && pg.b == pw.b && pg.c == pw.c));
+    CHECK(consumed == 1);
+    REQUIRE(spans.size() == 11);
+    const char* names[] = {"upload", "ntt_a", "ntt_b", "ntt_c", "h", "msm_a",
+                           "msm_b1", "msm_b2", "msm_c", "msm_h", "download"};
+    for (std::size_t k = 0; k < spans.size(); ++k) {
+      CHECK(spans[k].name == names[k]);
+      CHECK(spans[k].end_us >= spans[k].start_us);
+      if (k > 1) CHECK(spans[k].start_us >= spans[k - 1].end_us - 1.0);
+    }
+    if (const char* out = std::getenv("PROOFLINE_GPU_PROOF_DIR"); out && precompute) {
+      const fs::path dir = fs::path(out) / (std::string(C::name) + "_" + size);
+      fs::create_directories(dir);
+      auto proof = zk::groth16::assemble<C>(fx.typed(), msms<C>(got), zk::groth16::random_scalar<C>(),
+                                            zk::groth16::random_scalar<C>());
+      const auto idx = std::to_string(i);
+      zk::formats::write_file_atomic((dir / ("proof_" + idx + ".json")).string(), zk::formats::proof_to_json<C>(proof));
+      zk::formats::write_file_atomic((dir / ("public_" + idx + ".json")).string(),
+                                     zk::formats::public_to_json<C>(fx.witnesses[i].data() + 1, fx.key->info.n_public));
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("the device field code equals the host field code") {
+  SUBCASE("BN254 Fq") { check_field<zk::bn254::fq>(); }
+  SUBCASE("BN254 Fr") { check_field<zk::bn254::fr>(); }
+  SUBCASE("BLS12-381 Fq") { check_field<zk::bls12_381::fq>(); }
+  SUBCASE("BLS12-381 Fr") { check_field<zk::bls12_381::fr>(); }
+}
+
+TEST_CASE("NTTs and odd-coset steps on the GPU equal the CPU backend's") {
+  SUBCASE("BN254") {
+    for (unsigned k : {0u, 1u, 2u, 3u, 4u, 5u, 8u, 9u, 10u, 11u, 13u, 15u}) check_ntt<zk::bn254::fr>(k);
+    for (unsigned k = 16; k <= max_log_n(); k += 2) check_ntt<zk::bn254::fr>(k);
+  }
+  SUBCASE("BLS12-381") {
+    for (unsigned k : {1u, 6u, 11u, 17u}) check_ntt<zk::bls12_381::fr>(k);
+  }
+}
+
+TEST_CASE("MSMs on the GPU equal the CPU backend's on BN254") {
+  SUBCASE("G1") { msm_suite<zk::bn254, zk::bn254::g1_group>("G1"); }
+  SUBCASE("G2") { msm_suite<zk::bn254, zk::bn254::g2_group>("G2"); }
+}
+
+TEST_CASE("MSMs on the GPU equal the CPU backend's on BLS12-381") {
+  SUBCASE("G1") { msm_suite<zk::bls12_381, zk::bls12_381::g1_group>("G1"); }
+  SUBCASE("G2") { msm_suite<zk::bls12_381, zk::bls12_381::g2_group>("G2"); }
+}
+
+TEST_CASE("whole partitions on the CUDA backend equal the CPU backend's") {
+  SUBCASE("BN254 small") { check_partitions<zk::bn254>("small"); }
+  SUBCASE("BN254 medium") { check_partitions<zk::bn254>("medium"); }
+  SUBCASE("BLS12-381 small") { check_partitions<zk::bls12_381>("small"); }
+  SUBCASE("BN254 small, plain points (no precomputed multiples)") { check_partitions<zk::bn254>("small", false); }
+  SUBCASE("BLS12-381 small, plain points") { check_partitions<zk::bls12_381>("small", false); }
+}
+
+TEST_CASE("two threads proving at once get the CPU backend's results, compute one after the other") {
+  fixture<zk::bn254> fx("medium");
+  REQUIRE(fx.witnesses.size() >= 2);
+  auto cpu = gpu::make_cpu_backend(2);
+  auto cuda = gpu::make_cuda_backend(device());
+  cuda->prove(fx.key, fx.partition(0));  // key resident, domain built
+  const int rounds = 3;
+  std::vector<gpu::result_ptr> got(2 * rounds);
+  std::vector<std::vector<gpu::span>> spans(2 * rounds);
+  auto worker = [&](int t) {
+    for (int r = 0; r < rounds; ++r) {
+      gpu::prove_hooks h;
+      h.spans = &spans[2 * r + t];
+      got[2 * r + t] = cuda->prove(fx.key, fx.partition(t), h);
+    }
+  };
+  std::thread t0(worker, 0), t1(worker, 1);
+  t0.join();
+  t1.join();
+  for (int t = 0; t < 2; ++t) {
+    auto want = cpu->prove(fx.key, fx.partition(t));
+    for (int r = 0; r < rounds; ++r) CHECK(same_msms<zk::bn254>(got[2 * r + t], want));
+  }
+  // compute intervals (ntt_a start .. download end) must not overlap; each lane has
+  // its own clock calibration, good to a few microseconds, hence the slack
+  std::vector<std::pair<double, double>> compute;
+  for (auto& s : spans) compute.push_back({s[1].start_us, s.back().end_us});
+  std::sort(compute.begin(), compute.end());
+  for (std::size_t k = 1; k < compute.size(); ++k) CHECK(compute[k].first >= compute[k - 1].second - 50.0);
+}
+
+TEST_CASE("a device-memory limit too small for the key fails with a clear error, and evict() frees a key") {
+  fixture<zk::bn254> fx("small");
+  gpu::cuda::backend_options tiny;
+  tiny.memory_limit = 64 << 10;
+  auto small = gpu::cuda::make_backend(device(), tiny);
+  CHECK_THROWS_WITH_AS(small->prove(fx.key, fx.partition(0)), doctest::Contains("device memory"),
+                       gpu::backend_error);
+  auto cuda = gpu::make_cuda_backend(device());
+  auto first = cuda->prove(fx.key, fx.partition(0));
+  cuda->evict(fx.key.get());
+  auto again = cuda->prove(fx.key, fx.partition(0));
+  CHECK(same_msms<zk::bn254>(first, again));
+}
+
+TEST_CASE("a partition that does not fit its key is rejected") {
+  fixture<zk::bn254> fx("small");
+  auto cuda = gpu::make_cuda_backend(device());
+  auto p = std::make_shared<gpu::partition<zk::bn254>>();
+  p->witness = memory::buffer<zk::bn254::scalar>(3);
+  CHECK_THROWS_WITH_AS(cuda->prove(fx.key, p), doctest::Contains("witness values: 3"), gpu::backend_error);
+}
+
+int main(int argc, char** argv) {
+  std::string why;
+  const int n = gpu::cuda_device_count(&why);
+  if (n <= device()) {
+    std::printf("cuda_gpu_test: skipped: no usable CUDA device %d (%s)\n", device(),
+                n ? (std::to_string(n) + " visible").c_str() : why.c_str());
+    return 77;
+  }
+  const auto info = cudat::describe_device(device());
+  std::printf("cuda_gpu_test on %s (%d SMs, driver %d, runtime %d)\n", info.name.c_str(), info.multiprocessors,
+              info.driver_version, info.runtime_version);
+  doctest::Context ctx;
+  ctx.applyCommandLine(argc, argv);
+  return ctx.run();
+}

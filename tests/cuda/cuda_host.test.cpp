@@ -1,0 +1,223 @@
+// The CUDA backend's arithmetic and pipelines, checked on the host (no GPU
+// needed, so CI runs these): the 32-bit carry-chain Montgomery arithmetic the
+// kernels use, and the MSM and NTT pipelines run through host_exec, against
+// the CPU backend (gpu/cpu), which is itself tested against naive sums and
+// snarkjs.
+#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+#include <doctest/doctest.h>
+
+#include <random>
+#include <vector>
+
+#include "cases.hpp"
+#include "gpu/cpu/msm.hpp"
+#include "gpu/cpu/ntt.hpp"
+#include "host_emulation.hpp"
+#include "zk/ff/mont32.hpp"
+
+using namespace proofline;
+namespace mont32 = zk::ff::mont32;
+
+namespace {
+
+gpu::cpu::thread_pool& pool() {
+  static gpu::cpu::thread_pool p(2);
+  return p;
+}
+
+/// Values that stress carries: 0, 1, p - 1, p - 2, and random ones.
+template <class F>
+std::vector<F> field_inputs(std::size_t n, std::mt19937_64& rng) {
+  std::vector<F> v = test::make_elements<F>(n, rng);
+  typename F::repr pm1 = F::modulus(), pm2 = F::modulus();
+  pm1.l[0] -= 1;
+  pm2.l[0] -= 2;
+  v.push_back(F::zero());
+  v.push_back(F::one());
+  v.push_back(F::from_montgomery_limbs(pm1));
+  v.push_back(F::from_montgomery_limbs(pm2));
+  v.push_back(F::from_montgomery_limbs(F::repr::from_u64(1)));
+  return v;
+}
+
+template <class F>
+void check_mont32(std::mt19937_64& rng) {
+  using P = typename F::params;
+  auto v = field_inputs<F>(300, rng);
+  std::size_t bad_mul = 0, bad_add = 0, bad_sub = 0;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    for (std::size_t j = i; j < v.size(); j += 7) {
+      F r;
+      mont32::mul<mont32::host_chain, P>(r.l, v[i].l, v[j].l);
+      bad_mul += r != v[i] * v[j];
+      mont32::mul_wide<P>(r.l, v[i].l, v[j].l);
+      bad_mul += r != v[i] * v[j];
+      mont32::mul_pairs<mont32::host_chain, P>(r.l, v[i].l, v[j].l);
+      bad_mul += r != v[i] * v[j];
+      mont32::add<mont32::host_chain, P>(r.l, v[i].l, v[j].l);
+      bad_add += r != v[i] + v[j];
+      mont32::sub<mont32::host_chain, P>(r.l, v[i].l, v[j].l);
+      bad_sub += r != v[i] - v[j];
+      mont32::sub<mont32::host_chain, P>(r.l, v[j].l, v[i].l);
+      bad_sub += r != v[j] - v[i];
+    }
+  CHECK(bad_mul == 0);
+  CHECK(bad_add == 0);
+  CHECK(bad_sub == 0);
+  // a standard-form operand up to 2^(64N) - 1 against R^2 (from_standard's use)
+  typename F::repr big;
+  for (auto& l : big.l) l = ~uint64_t(0);
+  F r2, a = F::from_montgomery_limbs(big), r;
+  for (unsigned i = 0; i < F::N; ++i) r2.l[i] = P::r2(i);
+  mont32::mul<mont32::host_chain, P>(r.l, a.l, r2.l);
+  CHECK(r == F::from_standard(big));
+  mont32::mul_wide<P>(r.l, a.l, r2.l);
+  CHECK(r == F::from_standard(big));
+  mont32::mul_pairs<mont32::host_chain, P>(r.l, a.l, r2.l);
+  CHECK(r == F::from_standard(big));
+}
+
+template <class C, class G>
+void check_msm(std::size_t n, test::scalar_mix mix, unsigned c, std::mt19937_64& rng, bool fixed = false) {
+  CAPTURE(n);
+  CAPTURE(c);
+  CAPTURE(fixed);
+  auto points = test::make_points<C, G>(n, rng);
+  auto scalars = test::make_scalars<C>(n, mix, rng);
+  auto want = gpu::cpu::msm<G, C::fr::N>(points.data(), scalars.data(), n, pool()).to_affine();
+  auto got = test::emulated_msm<C, G>(points, scalars, c, fixed).to_affine();
+  CHECK(got == want);
+  if (n > 0) CHECK((!want.is_infinity() || mix == test::scalar_mix::ones || n < 4));
+}
+
+template <class C>
+void msm_cases(std::mt19937_64& rng) {
+  using g1 = typename C::g1_group;
+  using g2 = typename C::g2_group;
+  using test::scalar_mix;
+  SUBCASE("n = 1") { check_msm<C, g1>(1, scalar_mix::uniform, 0, rng); }
+  SUBCASE("n = 1 with a zero scalar") {
+    auto p = test::make_points<C, g1>(1, rng);
+    std::vector<typename C::scalar> s(1, C::scalar::zero());
+    CHECK(test::emulated_msm<C, g1>(p, s).is_infinity());
+  }
+  SUBCASE("n = 0 is the point at infinity") {
+    CHECK(test::emulated_msm<C, g1>({}, {}).is_infinity());
+  }
+  SUBCASE("n = 5, 100, 1000 (not powers of two), uniform scalars") {
+    for (std::size_t n : {5, 100, 1000}) check_msm<C, g1>(n, scalar_mix::uniform, 0, rng);
+  }
+  SUBCASE("1024 points with skewed scalars") { check_msm<C, g1>(1024, scalar_mix::skewed, 0, rng); }
+  SUBCASE("every scalar 1: one bucket takes every point, many levels") {
+    for (unsigned c : {0u, 3u}) check_msm<C, g1>(777, scalar_mix::ones, c, rng);
+  }
+  SUBCASE("small and odd windows, every reduction depth") {
+    for (unsigned c : {2u, 5u, 6u, 7u, 9u, 13u, 16u}) check_msm<C, g1>(300, scalar_mix::uniform, c, rng);
+  }
+  SUBCASE("G2, uniform and skewed") {
+    check_msm<C, g2>(1, scalar_mix::uniform, 0, rng);
+    check_msm<C, g2>(333, scalar_mix::uniform, 0, rng);
+    check_msm<C, g2>(256, scalar_mix::skewed, 4, rng);
+  }
+  SUBCASE("fixed base: precomputed window multiples, one bucket set") {
+    for (std::size_t n : {1, 5, 100, 1000}) check_msm<C, g1>(n, scalar_mix::uniform, 0, rng, true);
+    check_msm<C, g1>(700, scalar_mix::skewed, 0, rng, true);
+    check_msm<C, g1>(300, scalar_mix::ones, 0, rng, true);
+    for (unsigned c : {2u, 5u, 9u, 16u}) check_msm<C, g1>(200, scalar_mix::uniform, c, rng, true);
+    check_msm<C, g2>(150, scalar_mix::uniform, 0, rng, true);
+    check_msm<C, g2>(64, scalar_mix::skewed, 3, rng, true);
+    auto p = test::make_points<C, g1>(3, rng);
+    std::vector<typename C::scalar> zeros(3, C::scalar::zero());
+    CHECK(test::emulated_msm<C, g1>(p, zeros, 0, true).is_infinity());
+  }
+}
+
+template <class F>
+void check_ntt(unsigned log_n, std::mt19937_64& rng) {
+  namespace ntt = gpu::cuda::ntt;
+  const std::size_t n = std::size_t(1) << log_n;
+  test::emulated_domain<F> dom(log_n);
+  const gpu::cuda::host_exec ex;
+  auto x = test::make_elements<F>(n, rng);
+  for (bool tiled : {false, true}) {
+    CAPTURE(tiled);
+    for (bool inverse : {false, true}) {
+      auto want = x;
+      gpu::cpu::ntt(want.data(), log_n, inverse ? gpu::cpu::direction::inverse : gpu::cpu::direction::forward,
+                    pool());
+      auto work = x;
+      std::vector<F> got(n);
+      ntt::transform(ex, dom.view, work.data(), got.data(), inverse, tiled);
+      CHECK(got == want);
+    }
+    auto want = x;
+    gpu::cpu::to_odd_coset(want.data(), log_n, pool());
+    auto got = x;
+    ntt::to_odd_coset(ex, dom.view, got.data(), tiled);
+    CHECK(got == want);
+    if (n > 1) CHECK(got != x);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("32-bit carry-chain Montgomery arithmetic equals the generic field code") {
+  std::mt19937_64 rng(11);
+  SUBCASE("BN254 Fq") { check_mont32<zk::bn254::fq>(rng); }
+  SUBCASE("BN254 Fr") { check_mont32<zk::bn254::fr>(rng); }
+  SUBCASE("BLS12-381 Fq") { check_mont32<zk::bls12_381::fq>(rng); }
+  SUBCASE("BLS12-381 Fr") { check_mont32<zk::bls12_381::fr>(rng); }
+}
+
+TEST_CASE("the MSM pipeline on the host matches the CPU backend on BN254") {
+  std::mt19937_64 rng(21);
+  msm_cases<zk::bn254>(rng);
+}
+
+TEST_CASE("the MSM pipeline on the host matches the CPU backend on BLS12-381") {
+  std::mt19937_64 rng(22);
+  msm_cases<zk::bls12_381>(rng);
+}
+
+TEST_CASE("msm::plan keeps every bucket key below the sentinel and bounds the levels") {
+  namespace msm = gpu::cuda::msm;
+  for (std::size_t n : {std::size_t(1), std::size_t(1) << 10, std::size_t(1) << 20, std::size_t(1) << 24})
+    for (unsigned bits : {254u, 255u}) {
+      auto s = msm::plan(n, bits);
+      CAPTURE(n);
+      CHECK(s.windows * s.c >= bits + 1);
+      CHECK(s.buckets < s.sentinel);
+      CHECK(s.levels >= 1);
+      uint64_t top = s.half;
+      for (unsigned l = 0; l < s.reduce_levels; ++l) top /= msm::reduce_seg;
+      CHECK(top <= msm::reduce_final);
+      CHECK((s.reduce_levels == 0 || top * msm::reduce_seg > msm::reduce_final));
+    }
+  CHECK(msm::plan(std::size_t(1) << 20, 254).c == 15);  // H200 sweeps: best or within 1% of it
+  CHECK(msm::plan(std::size_t(1) << 24, 254).c == 17);
+  auto f = msm::plan(std::size_t(1) << 24, 254, 0, true);
+  CHECK(f.windows == 12);  // a fixed base affords c = 22: 12 windows instead of 15
+  CHECK(f.buckets == f.half);
+  CHECK(f.sums == 1);
+}
+
+TEST_CASE("the NTT pipeline on the host matches the CPU backend") {
+  std::mt19937_64 rng(31);
+  SUBCASE("BN254, 2^0 .. 2^11, 2^17 (three tiled passes)") {
+    for (unsigned k = 0; k <= 11; ++k) check_ntt<zk::bn254::fr>(k, rng);
+    check_ntt<zk::bn254::fr>(17, rng);
+  }
+  SUBCASE("BLS12-381, 2^1, 2^4, 2^9") {
+    for (unsigned k : {1u, 4u, 9u}) check_ntt<zk::bls12_381::fr>(k, rng);
+  }
+}
+
+TEST_CASE("h is a*b - c out of Montgomery form") {
+  using fr = zk::bn254::fr;
+  std::mt19937_64 rng(41);
+  auto a = test::make_elements<fr>(64, rng), b = test::make_elements<fr>(64, rng),
+       c = test::make_elements<fr>(64, rng);
+  std::vector<zk::bn254::scalar> h(64);
+  gpu::cuda::ntt::compute_h(gpu::cuda::host_exec{}, 64, a.data(), b.data(), c.data(), h.data());
+  for (std::size_t i = 0; i < 64; ++i) CHECK(fr::from_standard(h[i]) == a[i] * b[i] - c[i]);
+}

@@ -1,0 +1,379 @@
+// Device fast path of fp<P>'s multiplication, addition and subtraction: the
+// same Montgomery arithmetic over the same uint64_t storage, computed on 32-bit
+// words with the GPU's carry-chain instructions (mad.lo.cc / madc.hi.cc /
+// addc.cc ...), which the hardware executes natively, instead of emulating
+// 64x64->128-bit products. The results are bit-identical to the generic code:
+// a Montgomery product a*b*R^-1 mod p with R = 2^(64N) = 2^(32*2N) is one
+// fully reduced value whatever the word size, and so are sums and differences.
+//
+// The algorithms are written once over a "carry chain" policy:
+//   ptx_chain  (device): each step is one PTX instruction; the carry flag is
+//              the hardware's condition code, so the steps of a chain must be
+//              issued back to back (asm volatile keeps their order);
+//   host_chain (host):   the same steps with the flag in a variable, so the
+//              algorithm is tested on the host against the generic code
+//              (tests/cuda/cuda_host.test.cpp).
+//
+// Cost on sm_90, 2N = 8 words (BN254): 4 * 8^2 + 8 = 264 PTX multiply-adds
+// per product (CIOS, Koc et al. 1996, on 32-bit words), no carry emulation;
+// mul_pairs (the default, PROOFLINE_FF_DEVICE_MUL) orders them so that each
+// pair of them is one 64-bit multiply-add with carry in SASS.
+#pragma once
+
+#include <cstdint>
+
+#include "zk/common/hd.hpp"
+
+#ifndef PROOFLINE_FF_PTX
+#define PROOFLINE_FF_PTX 1  ///< 0 compiles the generic 64-bit code on the device too
+#endif
+#ifndef PROOFLINE_FF_DEVICE_MUL
+/// The device's Montgomery product: 1 = carry chains (mul<ptx_chain>),
+/// 2 = 64-bit accumulators (mul_wide), 3 = paired carry chains
+/// (mul_pairs<ptx_chain>), 0 = the generic 64-bit-word code. Measured on an
+/// H200 (BN254 Fq, proofline-bench field): 0: 27.0, 1: 37.2, 2: 33.3,
+/// 3: 48.2 Gmul/s; 3 compiles to 64-bit multiply-adds with carry
+/// (IMAD.WIDE.U32.X), 1 to separate low and high multiplies.
+#define PROOFLINE_FF_DEVICE_MUL 3
+#endif
+
+namespace proofline::zk::ff::mont32 {
+
+/// Carry-chain steps on the host; `cf` is the carry (or borrow) flag.
+struct host_chain {
+  uint32_t cf = 0;
+  uint32_t add_cc(uint32_t a, uint32_t b) { return put(uint64_t(a) + b); }
+  uint32_t addc_cc(uint32_t a, uint32_t b) { return put(uint64_t(a) + b + cf); }
+  uint32_t addc(uint32_t a, uint32_t b) { return a + b + cf; }
+  uint32_t sub_cc(uint32_t a, uint32_t b) { return put_borrow(uint64_t(a) - b); }
+  uint32_t subc_cc(uint32_t a, uint32_t b) { return put_borrow(uint64_t(a) - b - cf); }
+  uint32_t subc(uint32_t a, uint32_t b) { return a - b - cf; }
+  uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return put(uint64_t(a * b) + c); }
+  uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return put(uint64_t(a * b) + c + cf); }
+  uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return put(hi(a, b) + c); }
+  uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return put(hi(a, b) + c + cf); }
+
+ private:
+  static uint64_t hi(uint32_t a, uint32_t b) { return (uint64_t(a) * b) >> 32; }
+  uint32_t put(uint64_t s) {
+    cf = uint32_t(s >> 32);
+    return uint32_t(s);
+  }
+  uint32_t put_borrow(uint64_t d) {
+    cf = uint32_t(d >> 63);  // the 64-bit difference wrapped: a borrow
+    return uint32_t(d);
+  }
+};
+
+#if defined(__CUDACC__)
+/// Carry-chain steps as single PTX instructions (PTX ISA "Extended-Precision
+/// Integer Arithmetic Instructions"); the flag is CC.CF.
+struct ptx_chain {
+  __device__ __forceinline__ uint32_t add_cc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("add.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  __device__ __forceinline__ uint32_t addc_cc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("addc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  __device__ __forceinline__ uint32_t addc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("addc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  __device__ __forceinline__ uint32_t sub_cc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("sub.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  __device__ __forceinline__ uint32_t subc_cc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("subc.cc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  __device__ __forceinline__ uint32_t subc(uint32_t a, uint32_t b) {
+    uint32_t r;
+    asm volatile("subc.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(b));
+    return r;
+  }
+  __device__ __forceinline__ uint32_t mad_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t r;
+    asm volatile("mad.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+  }
+  __device__ __forceinline__ uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t r;
+    asm volatile("madc.lo.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+  }
+  __device__ __forceinline__ uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t r;
+    asm volatile("mad.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+  }
+  __device__ __forceinline__ uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t r;
+    asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+  }
+};
+#endif
+
+/// Word w (32 bits) of the N-limb modulus of P, a compile-time constant once unrolled.
+template <class P>
+PL_HD constexpr uint32_t mod_word(unsigned w) {
+  return uint32_t(P::modulus(w / 2) >> (32 * (w % 2)));
+}
+
+/// Word w of a little-endian 64-bit limb array.
+PL_HD uint32_t word(const uint64_t* x, unsigned w) { return uint32_t(x[w / 2] >> (32 * (w % 2))); }
+
+/// r = a * b * R^-1 mod p (a, b < p; r < p), CIOS over W = 2N words. The
+/// running value t < 2p needs W + 2 words while a row a*b[i] and m*p are added.
+template <class Chain, class P>
+PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+  constexpr unsigned W = 2 * P::limbs;
+  const uint32_t inv = uint32_t(P::inv);  // -p^-1 mod 2^32 (low word of -p^-1 mod 2^64)
+  uint32_t x[W], t[W + 2];
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) x[j] = word(a, j);
+  PL_UNROLL for (unsigned j = 0; j < W + 2; ++j) t[j] = 0;
+  PL_UNROLL for (unsigned i = 0; i < W; ++i) {
+    const uint32_t bi = word(b, i);
+    Chain c;
+    // t += a * b[i]: low halves into t[0..W), then high halves into t[1..W]
+    t[0] = c.mad_lo_cc(x[0], bi, t[0]);
+    PL_UNROLL for (unsigned j = 1; j < W; ++j) t[j] = c.madc_lo_cc(x[j], bi, t[j]);
+    t[W] = c.addc_cc(t[W], 0);
+    t[W + 1] = c.addc(t[W + 1], 0);
+    t[1] = c.mad_hi_cc(x[0], bi, t[1]);
+    PL_UNROLL for (unsigned j = 1; j < W; ++j) t[j + 1] = c.madc_hi_cc(x[j], bi, t[j + 1]);
+    t[W + 1] = c.addc(t[W + 1], 0);
+    // t += m * p with m chosen so that the low word becomes zero
+    const uint32_t m = t[0] * inv;
+    t[0] = c.mad_lo_cc(m, mod_word<P>(0), t[0]);
+    PL_UNROLL for (unsigned j = 1; j < W; ++j) t[j] = c.madc_lo_cc(m, mod_word<P>(j), t[j]);
+    t[W] = c.addc_cc(t[W], 0);
+    t[W + 1] = c.addc(t[W + 1], 0);
+    t[1] = c.mad_hi_cc(m, mod_word<P>(0), t[1]);
+    PL_UNROLL for (unsigned j = 1; j < W; ++j) t[j + 1] = c.madc_hi_cc(m, mod_word<P>(j), t[j + 1]);
+    t[W + 1] = c.addc(t[W + 1], 0);
+    // t /= 2^32
+    PL_UNROLL for (unsigned j = 0; j <= W; ++j) t[j] = t[j + 1];
+    t[W + 1] = 0;
+  }
+  // t < 2p < 2^(32W): subtract p once unless that borrows
+  uint32_t d[W];
+  Chain c;
+  d[0] = c.sub_cc(t[0], mod_word<P>(0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(t[j], mod_word<P>(j));
+  const uint32_t keep = c.subc(0, 0);  // all ones when t < p
+  PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) {
+    uint32_t lo = (t[2 * j] & keep) | (d[2 * j] & ~keep);
+    uint32_t hi = (t[2 * j + 1] & keep) | (d[2 * j + 1] & ~keep);
+    r[j] = (uint64_t(hi) << 32) | lo;
+  }
+}
+
+/// r = a + b mod p (a, b < p). The sum needs one bit above W words, which
+/// 2p < 2^(32W) rules out for every supported modulus, so the top carry is 0.
+template <class Chain, class P>
+PL_HD void add(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+  constexpr unsigned W = 2 * P::limbs;
+  uint32_t s[W], d[W];
+  Chain c;
+  s[0] = c.add_cc(word(a, 0), word(b, 0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) s[j] = c.addc_cc(word(a, j), word(b, j));
+  Chain e;
+  d[0] = e.sub_cc(s[0], mod_word<P>(0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = e.subc_cc(s[j], mod_word<P>(j));
+  const uint32_t keep = e.subc(0, 0);  // all ones when s < p
+  PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) {
+    uint32_t lo = (s[2 * j] & keep) | (d[2 * j] & ~keep);
+    uint32_t hi = (s[2 * j + 1] & keep) | (d[2 * j + 1] & ~keep);
+    r[j] = (uint64_t(hi) << 32) | lo;
+  }
+}
+
+/// r = a - b mod p (a, b < p): subtract, and add p back when that borrowed.
+template <class Chain, class P>
+PL_HD void sub(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+  constexpr unsigned W = 2 * P::limbs;
+  uint32_t d[W];
+  Chain c;
+  d[0] = c.sub_cc(word(a, 0), word(b, 0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(word(a, j), word(b, j));
+  const uint32_t mask = c.subc(0, 0);  // all ones on borrow
+  Chain e;
+  d[0] = e.add_cc(d[0], mod_word<P>(0) & mask);
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = e.addc_cc(d[j], mod_word<P>(j) & mask);
+  PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) r[j] = (uint64_t(d[2 * j + 1]) << 32) | d[2 * j];
+}
+
+/// The same product with the row of partial products split by the parity
+/// of a's words: a[2k] b[i] lands on words 2k, 2k+1 of accumulator A and
+/// a[2k+1] b[i] on words 2k+1, 2k+2 of accumulator B, so each chain adds
+/// (low, high) halves of one product to adjacent words - one 64-bit
+/// multiply-add with carry on the GPU - instead of all low halves and then
+/// all high halves (mul). The value is A + B; the low words cancel after
+/// the reduction row and their carry enters the next row's first chain.
+template <class Chain, class P>
+PL_HD void mul_pairs(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+  constexpr unsigned W = 2 * P::limbs;
+  static_assert(W % 2 == 0, "an even number of 32-bit words");
+  const uint32_t inv = uint32_t(P::inv);
+  uint32_t x[W], A[W + 2], B[W + 2];
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) x[j] = word(a, j);
+  PL_UNROLL for (unsigned j = 0; j < W + 2; ++j) A[j] = B[j] = 0;
+  uint32_t low_a = 0, low_b = 0;  // the previous row's cancelled low words
+  PL_UNROLL for (unsigned i = 0; i < W; ++i) {
+    const uint32_t bi = word(b, i);
+    {
+      Chain c;  // even words of a into A, plus the carry of the cancelled low words
+      c.add_cc(low_a, low_b);
+      PL_UNROLL for (unsigned k = 0; k < W; k += 2) {
+        A[k] = c.madc_lo_cc(x[k], bi, A[k]);
+        A[k + 1] = c.madc_hi_cc(x[k], bi, A[k + 1]);
+      }
+      A[W] = c.addc_cc(A[W], 0);
+      A[W + 1] = c.addc(A[W + 1], 0);
+    }
+    {
+      Chain c;  // odd words of a into B
+      B[1] = c.mad_lo_cc(x[1], bi, B[1]);
+      B[2] = c.madc_hi_cc(x[1], bi, B[2]);
+      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
+        B[k] = c.madc_lo_cc(x[k], bi, B[k]);
+        B[k + 1] = c.madc_hi_cc(x[k], bi, B[k + 1]);
+      }
+      B[W + 1] = c.addc(B[W + 1], 0);
+    }
+    const uint32_t m = (A[0] + B[0]) * inv;
+    {
+      Chain c;
+      A[0] = c.mad_lo_cc(m, mod_word<P>(0), A[0]);
+      A[1] = c.madc_hi_cc(m, mod_word<P>(0), A[1]);
+      PL_UNROLL for (unsigned k = 2; k < W; k += 2) {
+        A[k] = c.madc_lo_cc(m, mod_word<P>(k), A[k]);
+        A[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), A[k + 1]);
+      }
+      A[W] = c.addc_cc(A[W], 0);
+      A[W + 1] = c.addc(A[W + 1], 0);
+    }
+    {
+      Chain c;
+      B[1] = c.mad_lo_cc(m, mod_word<P>(1), B[1]);
+      B[2] = c.madc_hi_cc(m, mod_word<P>(1), B[2]);
+      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
+        B[k] = c.madc_lo_cc(m, mod_word<P>(k), B[k]);
+        B[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), B[k + 1]);
+      }
+      B[W + 1] = c.addc(B[W + 1], 0);
+    }
+    low_a = A[0];  // A[0] + B[0] = 0 mod 2^32 now
+    low_b = B[0];
+    PL_UNROLL for (unsigned j = 0; j <= W; ++j) {
+      A[j] = A[j + 1];
+      B[j] = B[j + 1];
+    }
+    A[W + 1] = B[W + 1] = 0;
+  }
+  uint32_t t[W], d[W];
+  {
+    Chain c;  // t = A + B + carry of the last cancelled low words (< 2p < 2^(32W))
+    c.add_cc(low_a, low_b);
+    PL_UNROLL for (unsigned j = 0; j < W; ++j) t[j] = c.addc_cc(A[j], B[j]);
+  }
+  Chain c;
+  d[0] = c.sub_cc(t[0], mod_word<P>(0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(t[j], mod_word<P>(j));
+  const uint32_t keep = c.subc(0, 0);  // all ones when t < p
+  PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) {
+    uint32_t lo = (t[2 * j] & keep) | (d[2 * j] & ~keep);
+    uint32_t hi = (t[2 * j + 1] & keep) | (d[2 * j + 1] & ~keep);
+    r[j] = (uint64_t(hi) << 32) | lo;
+  }
+}
+
+/// The same product with 64-bit accumulators instead of carry flags: each
+/// step is one 32x32 + 32 + 32 -> 64-bit multiply-add (IMAD.WIDE.U32 and a
+/// carry add on the GPU), no condition codes. Plain C++, host and device.
+template <class P>
+PL_HD void mul_wide(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+  constexpr unsigned W = 2 * P::limbs;
+  const uint32_t inv = uint32_t(P::inv);
+  uint32_t x[W], t[W + 2];
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) x[j] = word(a, j);
+  PL_UNROLL for (unsigned j = 0; j < W + 2; ++j) t[j] = 0;
+  PL_UNROLL for (unsigned i = 0; i < W; ++i) {
+    const uint32_t bi = word(b, i);
+    uint64_t s, c = 0;
+    PL_UNROLL for (unsigned j = 0; j < W; ++j) {
+      s = uint64_t(x[j]) * bi + t[j] + c;  // <= (2^32-1)^2 + 2(2^32-1) = 2^64 - 1
+      t[j] = uint32_t(s);
+      c = s >> 32;
+    }
+    s = uint64_t(t[W]) + c;
+    t[W] = uint32_t(s);
+    t[W + 1] = uint32_t(s >> 32);
+    const uint32_t m = t[0] * inv;
+    s = uint64_t(m) * mod_word<P>(0) + t[0];  // low word becomes zero
+    c = s >> 32;
+    PL_UNROLL for (unsigned j = 1; j < W; ++j) {
+      s = uint64_t(m) * mod_word<P>(j) + t[j] + c;
+      t[j - 1] = uint32_t(s);
+      c = s >> 32;
+    }
+    s = uint64_t(t[W]) + c;
+    t[W - 1] = uint32_t(s);
+    t[W] = t[W + 1] + uint32_t(s >> 32);
+  }
+  uint32_t d[W];
+  uint64_t borrow = 0;
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) {
+    uint64_t v = uint64_t(t[j]) - mod_word<P>(j) - borrow;
+    d[j] = uint32_t(v);
+    borrow = v >> 63;
+  }
+  const uint32_t keep = 0u - uint32_t(borrow);  // all ones when t < p
+  PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) {
+    uint32_t lo = (t[2 * j] & keep) | (d[2 * j] & ~keep);
+    uint32_t hi = (t[2 * j + 1] & keep) | (d[2 * j + 1] & ~keep);
+    r[j] = (uint64_t(hi) << 32) | lo;
+  }
+}
+
+#if defined(__CUDACC__)
+/// The device product PROOFLINE_FF_DEVICE_MUL selects (1, 2 or 3).
+template <class P>
+__device__ __forceinline__ void mul_device(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+#if PROOFLINE_FF_DEVICE_MUL == 2
+  mul_wide<P>(r, a, b);
+#elif PROOFLINE_FF_DEVICE_MUL == 3
+  mul_pairs<ptx_chain, P>(r, a, b);
+#else
+  mul<ptx_chain, P>(r, a, b);
+#endif
+}
+
+/// A field element by value, so a product can be an out-of-line call whose
+/// operands and result travel in registers.
+template <unsigned N>
+struct limbs {
+  uint64_t l[N];
+};
+
+/// mul<ptx_chain, P> as one out-of-line function: used for wide fields
+/// (N >= 6), where inlining every product of Fq2 point arithmetic makes a
+/// kernel take minutes to compile for a few percent of speed.
+template <class P>
+__device__ __noinline__ limbs<P::limbs> mul_call(limbs<P::limbs> a, limbs<P::limbs> b) {
+  limbs<P::limbs> r;
+  mul_device<P>(r.l, a.l, b.l);
+  return r;
+}
+#endif
+
+}  // namespace proofline::zk::ff::mont32
