@@ -7,6 +7,7 @@
 
 #include "app/cli.hpp"
 #include "app/run_command.hpp"
+#include "app/setup_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace proofline::app;
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
     setup_logging(run_opts);
     return run_command(run_opts, out, err);
   });
+  add_setup_command(commands);
 
   if (auto code = commands.parse(argc, argv, std::cout, std::cerr)) return *code;
   try {

@@ -1,0 +1,150 @@
+#include "app/setup_command.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <iomanip>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <random>
+
+#include "zk/dev/setup.hpp"
+
+namespace proofline::app {
+
+namespace {
+
+const char* const setup_footer =
+    R"(ONLY --dev SETUPS: the toxic waste (tau, alpha, beta, gamma, delta) is derived
+from the seed and written to DIR/toxic_waste.json, so anyone can forge proofs
+for the key. This is for benchmarks and tests. For a real circuit run a
+trusted-setup ceremony with snarkjs (powersoftau, groth16 setup, zkey contribute).
+
+WRITES (each file atomically: temp file + rename):
+  DIR/circuit.zkey           snarkjs Groth16 proving key of a random sparse R1CS:
+                             N constraints plus P + 1 public-input rows, domain
+                             2^ceil(log2(N + P + 1)); about half the witness
+                             values are 0/1, half full width
+  DIR/witness_<i>.wtns       K satisfying witnesses, i = 0..K-1
+  DIR/verification_key.json  for `snarkjs groth16 verify`
+  DIR/jobs.json              one job proving the K witnesses as partitions,
+                             outputs under DIR/out/ (`proofline run DIR/jobs.json`)
+  DIR/toxic_waste.json       the secret scalars
+  DIR/README.txt             what this is and how to prove and verify
+
+A 2^20 domain: --constraints $(( (1 << 20) - P - 1 )).
+
+EXIT CODES: 0 written; 1 an I/O error while writing; 2 usage error (missing
+--dev, N or K below 1, unknown curve, DIR not writable or not empty).)";
+
+std::optional<zk::curve_id> parse_curve(const std::string& s) {
+  if (s == "bn254" || s == "bn128") return zk::curve_id::bn254;
+  if (s == "bls12_381" || s == "bls12381" || s == "bls12-381") return zk::curve_id::bls12_381;
+  return std::nullopt;
+}
+
+void start_log(const std::string& level) {
+  auto logger = spdlog::get("proofline");
+  if (!logger) logger = spdlog::stderr_color_mt("proofline");
+  logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  spdlog::set_default_logger(logger);
+  spdlog::set_level(spdlog::level::from_str(level));
+}
+
+}  // namespace
+
+void add_setup_command(cli& c) {
+  auto opts = std::make_shared<setup_options>();
+  CLI::App* sub = &c.add(
+      "setup", "Write a synthetic circuit, keys and witnesses for benchmarks (--dev: INSECURE)",
+      [opts](std::ostream& out, std::ostream& err) { return setup_command(*opts, out, err); });
+  sub->footer(setup_footer);
+  sub->add_flag("--dev", opts->dev,
+                "Required: a development setup from known toxic waste (INSECURE, benchmarks only)");
+  sub->add_option("--curve", opts->curve, "Curve: bn254 or bls12_381")->type_name("CURVE");
+  sub->add_option("--constraints", opts->constraints, "Constraints N of the random circuit (>= 1)")
+      ->type_name("N");
+  sub->add_option("--witnesses", opts->witnesses, "Witnesses K to write (>= 1)")->type_name("K");
+  sub->add_option("--out", opts->out_dir, "Output directory; created, must be empty unless --force")
+      ->type_name("DIR");
+  sub->add_option("--public", opts->n_public, "Public inputs P")
+      ->type_name("P")
+      ->capture_default_str();
+  sub->add_option("--seed", opts->seed,
+                  "Seed of the circuit, toxic waste and witnesses (default: random, printed)")
+      ->type_name("S");
+  sub->add_option("--threads", opts->threads, "Threads; 0 = every hardware thread")
+      ->type_name("T")
+      ->check(CLI::Range(0u, 4096u))
+      ->capture_default_str();
+  sub->add_flag("--force", opts->force,
+                "Write into a non-empty DIR, replacing the files setup writes (others, such as "
+                "old proofs under DIR/out/, are left as they are)");
+  sub->add_option("--log-level", opts->log_level,
+                  "Log level on stderr: trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+}
+
+int setup_command(const setup_options& o, std::ostream& out, std::ostream& err) {
+  auto usage = [&](const std::string& msg) {
+    err << "proofline setup: " << msg << "\n";
+    return exit_usage;
+  };
+  if (!o.dev)
+    return usage(
+        "only --dev setups are supported: they use known toxic waste and are INSECURE, for "
+        "benchmarks and tests only. For a real circuit, run a trusted-setup ceremony with snarkjs "
+        "(snarkjs powersoftau ..., snarkjs groth16 setup, snarkjs zkey contribute).");
+  if (o.curve.empty()) return usage("--curve is required (bn254 or bls12_381)");
+  const auto curve = parse_curve(o.curve);
+  if (!curve)
+    return usage("--curve: unknown curve '" + o.curve + "' (expected bn254 or bls12_381)");
+  if (!o.constraints) return usage("--constraints N is required");
+  if (!o.witnesses) return usage("--witnesses K is required");
+  if (o.out_dir.empty()) return usage("--out DIR is required");
+  constexpr uint64_t u32_max = std::numeric_limits<uint32_t>::max();
+  if (*o.constraints < 1) return usage("--constraints must be at least 1, got 0");
+  if (*o.witnesses < 1) return usage("--witnesses must be at least 1, got 0");
+  if (*o.constraints > u32_max) return usage("--constraints must be below 2^32");
+  if (*o.witnesses > u32_max) return usage("--witnesses must be below 2^32");
+  if (o.n_public > u32_max) return usage("--public must be below 2^32");
+
+  zk::dev::setup_options s;
+  s.curve = *curve;
+  s.constraints = static_cast<uint32_t>(*o.constraints);
+  s.witnesses = static_cast<uint32_t>(*o.witnesses);
+  s.n_public = static_cast<uint32_t>(o.n_public);
+  s.seed = o.seed ? *o.seed : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
+  s.threads = o.threads;
+  s.out_dir = o.out_dir;
+  s.force = o.force;
+
+  try {
+    zk::dev::check_setup(s);
+  } catch (const zk::dev::setup_error& e) {
+    return usage(e.what());
+  }
+  start_log(o.log_level);
+  zk::dev::setup_result result;
+  try {
+    result = zk::dev::run_setup(s, [](int level, const std::string& line) {
+      if (level > 0)
+        spdlog::warn("{}", line);
+      else
+        spdlog::info("{}", line);
+    });
+  } catch (const zk::dev::setup_error& e) {
+    return usage(e.what());
+  }
+  out << "INSECURE development setup (seed " << s.seed << ") in " << s.out_dir << ":\n";
+  for (const auto& f : result.files) out << "  " << f << "\n";
+  out << "domain " << result.domain_size << ", " << result.n_vars << " variables, " << std::fixed
+      << std::setprecision(2) << result.seconds << " s\n"
+      << "next: proofline run " << s.out_dir << "/jobs.json\n";
+  return exit_ok;
+}
+
+}  // namespace proofline::app

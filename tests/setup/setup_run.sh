@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# `proofline setup --dev` end to end, on the real binary:
+#   1. usage errors exit 2 with a message naming the problem;
+#   2. for each curve, setup + `proofline run DIR/jobs.json` (CPU backend)
+#      writes proofs that `snarkjs groth16 verify` accepts with the setup's
+#      verification key, which equals the one snarkjs exports from the zkey;
+#   3. the same job on a key with one H point replaced fails verification.
+#
+#   setup_run.sh PROOFLINE REPO_ROOT WORK_DIR
+set -euo pipefail
+
+if [ "$#" -ne 3 ]; then
+  echo "usage: $0 PROOFLINE REPO_ROOT WORK_DIR" >&2
+  exit 2
+fi
+proofline=$1
+repo=$2
+work=$3
+snarkjs=$repo/node_modules/.bin/snarkjs
+
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+
+[ -x "$proofline" ] || fail "$proofline: not an executable"
+[ -x "$snarkjs" ] || fail "$snarkjs: not installed (run scripts/setup.sh)"
+case "$work" in
+  */setup/*) ;;
+  *) fail "refusing to empty $work: the work directory must lie under .../setup/" ;;
+esac
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work"
+
+# usage WANT_TEXT ARGS...: proofline setup ARGS exits 2 and prints WANT_TEXT.
+usage() {
+  local want=$1 rc
+  shift
+  set +e
+  "$proofline" setup "$@" >usage.log 2>&1
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { cat usage.log >&2; fail "proofline setup $* exited $rc, expected 2"; }
+  grep -qF -- "$want" usage.log || { cat usage.log >&2; fail "proofline setup $*: no '$want' in the message"; }
+  echo "ok: proofline setup $* -> exit 2: $(head -n 1 usage.log)"
+}
+
+usage "only --dev setups are supported" --curve bn254 --constraints 10 --witnesses 1 --out u1
+usage "snarkjs" --curve bn254 --constraints 10 --witnesses 1 --out u1
+usage "--constraints must be at least 1" --dev --curve bn254 --constraints 0 --witnesses 1 --out u1
+usage "--witnesses must be at least 1" --dev --curve bn254 --constraints 10 --witnesses 0 --out u1
+usage "unknown curve 'bn256'" --dev --curve bn256 --constraints 10 --witnesses 1 --out u1
+usage "--curve is required" --dev --constraints 10 --witnesses 1 --out u1
+usage "--out DIR is required" --dev --curve bn254 --constraints 10 --witnesses 1
+echo x >a-file
+usage "cannot create the output directory" --dev --curve bn254 --constraints 10 --witnesses 1 --out a-file/sub
+usage "exists and is not a directory" --dev --curve bn254 --constraints 10 --witnesses 1 --out a-file
+mkdir full && echo x >full/keep
+usage "not empty" --dev --curve bn254 --constraints 10 --witnesses 1 --out full
+[ ! -e u1 ] || fail "a refused setup created u1"
+
+for curve in bn254 bls12_381; do
+  dir=$curve
+  "$proofline" setup --dev --curve "$curve" --constraints 200 --witnesses 3 --public 2 \
+    --seed 12 --threads 2 --out "$dir" >"setup-$curve.log" 2>&1 ||
+    { cat "setup-$curve.log" >&2; fail "setup --curve $curve failed"; }
+  grep -q "INSECURE" "setup-$curve.log" || fail "setup --curve $curve: no INSECURE warning in the log"
+  grep -q "INSECURE" "$dir/README.txt" || fail "$dir/README.txt does not say INSECURE"
+
+  "$snarkjs" zkey export verificationkey "$dir/circuit.zkey" "$dir/exported.json" >/dev/null
+  python3 - "$dir/verification_key.json" "$dir/exported.json" <<'EOF' || fail "$curve: verification keys differ"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+sys.exit(0 if a == b else 1)
+EOF
+
+  "$proofline" run "$dir/jobs.json" --backend cpu --cpu-threads 2 >"run-$curve.log" 2>&1 ||
+    { cat "run-$curve.log" >&2; fail "proofline run $dir/jobs.json failed"; }
+  "$repo/scripts/verify-proofs.sh" "$dir/verification_key.json" "$dir/out" ||
+    fail "snarkjs rejected a proof of $dir"
+  [ "$(ls "$dir"/out/proof_*.json | wc -l)" -eq 3 ] || fail "$dir/out: expected 3 proofs"
+
+  # One H point replaced by the next one: still a valid key, wrong proofs.
+  bad=$curve-tampered
+  mkdir "$bad"
+  cp "$dir"/*.wtns "$dir/jobs.json" "$bad/"
+  python3 - "$dir/circuit.zkey" "$bad/circuit.zkey" <<'EOF'
+import struct, sys
+data = bytearray(open(sys.argv[1], "rb").read())
+n8q = None  # from section 2, which setup writes before section 9
+pos = 12
+for _ in range(struct.unpack_from("<I", data, 8)[0]):
+    sid, size = struct.unpack_from("<IQ", data, pos)
+    pos += 12
+    if sid == 2:
+        n8q = struct.unpack_from("<I", data, pos)[0]
+    if sid == 9:
+        point = 2 * n8q
+        data[pos:pos + point] = data[pos + point:pos + 2 * point]
+        break
+    pos += size
+open(sys.argv[2], "wb").write(data)
+EOF
+  "$proofline" run "$bad/jobs.json" --backend cpu --cpu-threads 2 >"run-$bad.log" 2>&1 ||
+    { cat "run-$bad.log" >&2; fail "proofline run $bad/jobs.json failed"; }
+  if "$repo/scripts/verify-proofs.sh" "$dir/verification_key.json" "$bad/out" >"verify-$bad.log" 2>&1; then
+    cat "verify-$bad.log" >&2
+    fail "proofs from a key with a tampered H point verified"
+  fi
+  [ "$(grep -c "Invalid proof" "verify-$bad.log")" -eq 3 ] ||
+    { cat "verify-$bad.log" >&2; fail "$bad: expected 3 proofs rejected as invalid"; }
+  echo "ok: $curve: proofs verify; a tampered H point makes them fail"
+done
+echo "PASS: setup_run"

@@ -1,0 +1,135 @@
+#include "zk/dev/gt.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "zk/formats/decimal.hpp"
+
+namespace proofline::zk::dev {
+
+namespace {
+
+/// e(G1, G2) as snarkjs prints it (Gt.toObject), and the Fq6 non-residue xi.
+template <class C>
+struct gt_constants;
+
+template <>
+struct gt_constants<bn254> {
+  static constexpr uint64_t xi[2] = {9, 1};
+  static constexpr const char* generator[12] = {
+      "17264119758069723980713015158403419364912226240334615592005620718956030922389",
+      "1300711225518851207585954685848229181392358478699795190245709208408267917898",
+      "8894217292938489450175280157304813535227569267786222825147475294561798790624",
+      "1829859855596098509359522796979920150769875799037311140071969971193843357227",
+      "4968700049505451466697923764727215585075098085662966862137174841375779106779",
+      "12814315002058128940449527172080950701976819591738376253772993495204862218736",
+      "4233474252585134102088637248223601499779641130562251948384759786370563844606",
+      "9420544134055737381096389798327244442442230840902787283326002357297404128074",
+      "13457906610892676317612909831857663099224588803620954529514857102808143524905",
+      "5122435115068592725432309312491733755581898052459744089947319066829791570839",
+      "8891987925005301465158626530377582234132838601606565363865129986128301774627",
+      "440796048150724096437130979851431985500142692666486515369083499585648077975",
+  };
+};
+
+template <>
+struct gt_constants<bls12_381> {
+  static constexpr uint64_t xi[2] = {1, 1};
+  static constexpr const char* generator[12] = {
+      "2819105605953691245277803056322684086884703000473961065716485506033588504203831029066448642"
+      "358042597501014294104502",
+      "1323968232986996742571315206151405965104242542339680722164220900812303524334628370163366153"
+      "839984196298685227734799",
+      "2987335049721312504428602988447616328830341722376962214011674875969052835043875658579425548"
+      "512925634040144704192135",
+      "3879723582452552452538684314479081967502111497413076598816163759028842927668327542875108457"
+      "755966417881797966271311",
+      "2615081825179970031713857433746533391860595184942395431398390258788700126149753026762967049"
+      "30880982238308326681253",
+      "2314889922464604596638135983424486698544739421050543815113467867190058833408760320436067390"
+      "70883099647773793170614",
+      "3993582095516422658773669068931361134188738159766715576187490305611759126554796569868053818"
+      "105850661142222948198557",
+      "1074773511698422344502264006159859710502164045911412750831641680783012525555872467108249271"
+      "286757399121183508900634",
+      "2727588299083545686739024317998512740561167011046940249988557419323068809019137624943703910"
+      "267790601287073339193943",
+      "4936432998144376409147456778543696700410803443496075046565433557990774855362888660092450280"
+      "91988146107059514546594",
+      "7344013321966414418394391059426231412341489579724077822573550602291938543249274178654018955"
+      "96108124443575283868655",
+      "2348330098288556420918672502923664952620152483128593484301759394583320358354186482723629999"
+      "370241674973832318248497",
+  };
+};
+
+template <class C>
+struct tower {
+  using fq = typename C::fq;
+  using fq2 = typename C::fq2;
+  struct fq6 {
+    fq2 c0, c1, c2;
+  };
+  struct fq12 {
+    fq6 c0, c1;
+  };
+
+  static fq2 xi() {
+    return {fq::from_u64(gt_constants<C>::xi[0]), fq::from_u64(gt_constants<C>::xi[1])};
+  }
+
+  static fq6 add(const fq6& a, const fq6& b) { return {a.c0 + b.c0, a.c1 + b.c1, a.c2 + b.c2}; }
+  /// Schoolbook product with v^3 = xi: 9 Fq2 products.
+  static fq6 mul(const fq6& a, const fq6& b) {
+    const fq2 x = xi();
+    return {a.c0 * b.c0 + x * (a.c1 * b.c2 + a.c2 * b.c1),
+            a.c0 * b.c1 + a.c1 * b.c0 + x * (a.c2 * b.c2), a.c0 * b.c2 + a.c1 * b.c1 + a.c2 * b.c0};
+  }
+  /// v * a: (a0 + a1 v + a2 v^2) v = xi a2 + a0 v + a1 v^2.
+  static fq6 mul_by_v(const fq6& a) { return {xi() * a.c2, a.c0, a.c1}; }
+  /// (a0 + a1 w)(b0 + b1 w) with w^2 = v.
+  static fq12 mul(const fq12& a, const fq12& b) {
+    return {add(mul(a.c0, b.c0), mul_by_v(mul(a.c1, b.c1))), add(mul(a.c0, b.c1), mul(a.c1, b.c0))};
+  }
+  static fq12 one() {
+    const fq2 z = fq2::zero();
+    return {{fq2::one(), z, z}, {z, z, z}};
+  }
+  static fq12 from(const gt<C>& g) { return {{g.c[0], g.c[1], g.c[2]}, {g.c[3], g.c[4], g.c[5]}}; }
+  static gt<C> to(const fq12& a) {
+    return {{a.c0.c0, a.c0.c1, a.c0.c2, a.c1.c0, a.c1.c1, a.c1.c2}};
+  }
+};
+
+template <class C>
+gt<C> generator() {
+  using fq = typename C::fq;
+  gt<C> g;
+  for (unsigned i = 0; i < 6; ++i) {
+    typename fq::repr v[2];
+    for (unsigned j = 0; j < 2; ++j)
+      if (!formats::parse_decimal(gt_constants<C>::generator[2 * i + j], v[j]))
+        throw std::logic_error(std::string("gt: bad constant for ") + C::name);
+    g.c[i] = {fq::from_standard(v[0]), fq::from_standard(v[1])};
+  }
+  return g;
+}
+
+}  // namespace
+
+template <class C>
+gt<C> pairing_generator_power(const typename C::scalar& k) {
+  using T = tower<C>;
+  const auto base = T::from(generator<C>());
+  auto r = T::one();
+  for (unsigned i = k.bit_length(); i-- > 0;) {
+    r = T::mul(r, r);
+    if (k.bit(i)) r = T::mul(r, base);
+  }
+  return T::to(r);
+}
+
+template gt<bn254> pairing_generator_power<bn254>(const bn254::scalar&);
+template gt<bls12_381> pairing_generator_power<bls12_381>(const bls12_381::scalar&);
+
+}  // namespace proofline::zk::dev
