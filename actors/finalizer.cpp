@@ -4,9 +4,30 @@
 
 #include <spdlog/spdlog.h>
 
+#include "memory/process.hpp"
 #include "zk/formats/error.hpp"
 
 namespace proofline {
+
+namespace {
+
+/// On the actor's own thread (its first message): binds the thread to the
+/// finalizer's arena and names it.
+void prepare_thread(finalizer_pointer self) {
+  auto& st = self->state;
+  if (st.thread_ready || !st.cfg.own_thread) return;
+  st.thread_ready = true;
+  memory::set_thread_name(st.cfg.thread_name);
+  if (st.cfg.arena) st.cfg.arena->bind_current_thread();
+}
+
+/// The arena this finalizer's own allocations land in, or -1.
+int own_arena(finalizer_pointer self) {
+  const auto& st = self->state;
+  return st.thread_ready && st.cfg.arena ? st.cfg.arena->index() : -1;
+}
+
+}  // namespace
 
 finalizer_actor::behavior_type finalizer(finalizer_pointer self, finalizer_config cfg) {
   self->state.cfg = std::move(cfg);
@@ -14,7 +35,10 @@ finalizer_actor::behavior_type finalizer(finalizer_pointer self, finalizer_confi
       // Taken by mutable reference: the sender moved the message in, so this
       // does not copy (CAF copies only a shared message, and then only the
       // handles), and it lets finalize_partition drop the buffers.
-      [=](finalize_atom, proved_partition& p) { finalize_partition(self, p); },
+      [=](finalize_atom, proved_partition& p) {
+        prepare_thread(self);
+        finalize_partition(self, p);
+      },
   };
 }
 
@@ -23,14 +47,20 @@ void finalize_partition(finalizer_pointer self, proved_partition& p) {
   partition_ref part = p.part;
   const job_context& job = *part.job;
   part.spans.finalize.start = cfg.clock.now_ms();
+  part.spans.finalizer = self->id();
   std::string proof_name = job.proof_name(part.index);
   std::string public_name = job.public_name(part.index);
   file_error error;
   bool ok = false;
-  try {
+  // Step boundaries for FIN_TIMING, ms on the run clock.
+  double assembled = part.spans.finalize.start, written = assembled;
+  bool cancelled = job.cancelled.load(std::memory_order_acquire);  // then nothing is written
+  if (!cancelled) try {
     auto files = cfg.finalize(job.key, p.data, p.result);
+    assembled = written = cfg.clock.now_ms();
     cfg.write_file(job.out_path(proof_name), files.proof_json);
     cfg.write_file(job.out_path(public_name), files.public_json);
+    written = cfg.clock.now_ms();
     ok = true;
   } catch (const zk::formats::format_error& e) {
     error = {e.file(), e.what()};
@@ -38,13 +68,28 @@ void finalize_partition(finalizer_pointer self, proved_partition& p) {
     // write_file_atomic's errors already start with the path.
     error = {job.out_path(proof_name), e.what()};
   }
+  if (!ok) assembled = written = cfg.clock.now_ms();
   p.data.reset();
   p.result.reset();
   int arena = p.arena;
   p.reservation->release_all();
   p.reservation.reset();
+  double released = cfg.clock.now_ms();
   self->send(cfg.memory, purge_atom::value, arena);
+  if (int mine = own_arena(self); mine >= 0 && mine != arena)
+    self->send(cfg.memory, purge_atom::value, mine);
   part.spans.finalize.end = cfg.clock.now_ms();
+  // One key=value line per partition (--log-level debug). release_us covers
+  // dropping the buffers (freed here when this held the last handle) and the
+  // reservation; purge_request_us only the messages: purges run elsewhere.
+  spdlog::debug(
+      "FIN_TIMING job={} partition={} finalizer={} assembly_us={:.0f} write_us={:.0f} "
+      "release_us={:.0f} purge_request_us={:.0f} total_us={:.0f} ok={}",
+      job.spec.id, part.index, cfg.thread_name, (assembled - part.spans.finalize.start) * 1000.0,
+      (written - assembled) * 1000.0, (released - written) * 1000.0,
+      (part.spans.finalize.end - released) * 1000.0,
+      (part.spans.finalize.end - part.spans.finalize.start) * 1000.0, ok ? 1 : 0);
+  if (cancelled) return;
   if (ok) {
     ++self->state.finalized;
     self->send(cfg.registry, done_atom::value,

@@ -5,10 +5,19 @@
 // the memory manager to purge the arena the buffers came from, and reports
 // the partition done (with its spans) to the registry. Spawned detached in
 // production (assembly and file writes block), undetached in tests.
+//
+// Memory: the purge request names the arena the partition's buffers came
+// from (its synthesizer's; pool blocks are never purged). Detached, the
+// finalizer binds its thread to an arena of its own (proof assembly and JSON
+// allocate there) and asks for that arena's purge too; requests coalesce in
+// the memory manager, which runs the purges on its own thread.
 #pragma once
+
+#include <string>
 
 #include "actors/prover_ops.hpp"
 #include "actors/run_clock.hpp"
+#include "memory/arena.hpp"
 #include "messages/interfaces.hpp"
 
 namespace proofline {
@@ -19,11 +28,17 @@ struct finalizer_config {
   decltype(prover_ops::finalize) finalize;
   decltype(prover_ops::write_file) write_file;
   run_clock clock;
+  /// This finalizer's arena (used when own_thread binds its thread to it).
+  memory::arena_ptr arena;
+  /// Runs on a thread of its own (detached): bind it to the arena and name it.
+  bool own_thread = false;
+  std::string thread_name = "pl.final";
 };
 
 struct finalizer_state {
   static inline const char* name = "finalizer";
   finalizer_config cfg;
+  bool thread_ready = false;  ///< own_thread: bound and named (on the first message)
   uint64_t finalized = 0;
 };
 

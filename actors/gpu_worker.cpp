@@ -4,6 +4,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <utility>
+
 namespace proofline {
 
 gpu_worker_actor::behavior_type gpu_worker(gpu_worker_pointer self, gpu_worker_config cfg) {
@@ -48,12 +53,19 @@ void prove_next(gpu_worker_pointer self) {
   synthesized_partition p = std::move(st.held.front());
   st.held.pop_front();
   refill(self);  // the next partition travels while this one computes
+  if (p.part.job->cancelled.load(std::memory_order_acquire)) {
+    p.reservation->release_all();  // cancelled job: drop it, free its memory
+    self->send(self, run_atom::value);
+    return;
+  }
 
   auto& cfg = st.cfg;
   partition_ref part = p.part;
   self->send(cfg.memory, taken_atom::value, p.reservation->id());
   self->send(cfg.registry, stage_atom::value, part.job->seq, part.index, partition_state::proving);
   gpu::prove_hooks hooks;
+  std::vector<gpu::span> device_spans;
+  hooks.spans = &device_spans;
   auto reservation = p.reservation;
   uint64_t bulk = p.bulk;
   hooks.inputs_consumed = [reservation, bulk] { reservation->release(bulk); };
@@ -67,6 +79,9 @@ void prove_next(gpu_worker_pointer self) {
     problem = e.what();
   }
   part.spans.prove.end = cfg.clock.now_ms();
+  part.spans.gpu = cfg.device;
+  part.spans.lane = cfg.lane;
+  part.spans.device = to_run_time(device_spans, cfg.clock);
 
   if (!result) {
     reservation->release_all();
@@ -76,14 +91,44 @@ void prove_next(gpu_worker_pointer self) {
                partition_failure{part.job->seq, part.index, part.spans, std::move(err)});
   } else {
     ++st.proved;
-    spdlog::debug("proved {} partition {} in {:.1f} ms", part.job->spec.id, part.index,
-                  part.spans.prove.end - part.spans.prove.start);
+    if (spdlog::should_log(spdlog::level::debug)) log_gpu_timing(self, part);
     auto& fin = cfg.finalizers[st.next_finalizer++ % cfg.finalizers.size()];
     self->send(fin, finalize_atom::value,
                proved_partition{std::move(part), std::move(reservation), std::move(p.data),
                                 std::move(result), p.arena});
   }
   self->send(self, run_atom::value);
+}
+
+void log_gpu_timing(gpu_worker_pointer self, const partition_ref& part) {
+  // "upload_us=... ntt_a_us=... msm_h_us=... download_us=..." in the order
+  // the backend reported them; a name reported twice is summed.
+  std::vector<std::pair<std::string, double>> steps;
+  for (const auto& s : part.spans.device) {
+    auto it = std::find_if(steps.begin(), steps.end(),
+                           [&](const auto& step) { return step.first == s.name; });
+    double us = std::max(0.0, s.end - s.start) * 1000.0;
+    if (it == steps.end())
+      steps.emplace_back(s.name, us);
+    else
+      it->second += us;
+  }
+  std::string fields;
+  for (const auto& [name, us] : steps) fields += fmt::format(" {}_us={:.0f}", name, us);
+  const auto& cfg = self->state.cfg;
+  spdlog::debug("GPU_TIMING job={} partition={} backend={} gpu={} lane={}{} prove_us={:.0f}",
+                part.job->spec.id, part.index, cfg.backend->kind(), part.spans.gpu,
+                part.spans.lane, fields, (part.spans.prove.end - part.spans.prove.start) * 1000.0);
+}
+
+std::vector<named_span> to_run_time(const std::vector<gpu::span>& spans, const run_clock& clock) {
+  const double epoch_us =
+      std::chrono::duration<double, std::micro>(clock.epoch().time_since_epoch()).count();
+  std::vector<named_span> out;
+  out.reserve(spans.size());
+  for (const auto& s : spans)
+    out.push_back({s.name, (s.start_us - epoch_us) / 1000.0, (s.end_us - epoch_us) / 1000.0});
+  return out;
 }
 
 }  // namespace proofline

@@ -1,4 +1,6 @@
-// gpu_worker: one per backend device. It pulls synthesized partitions from
+// gpu_worker: one per lane of a backend device (a CUDA GPU runs two lanes:
+// the backend overlaps one lane's upload with the other's compute, and runs
+// compute in call order). It pulls synthesized partitions from
 // the scheduler, keeping at most `lookahead` of them not yet started (held or
 // requested), runs backend->prove() on each, and sends the results to a
 // finalizer (round robin). prove() blocks for the whole computation, so
@@ -31,6 +33,8 @@ struct gpu_worker_config {
   job_registry_actor registry;
   unsigned lookahead = 1;  ///< partitions held or requested beyond the one proving (1..2)
   run_clock clock;
+  int device = 0;  ///< the backend's index (partition_spans::gpu)
+  int lane = 0;    ///< this worker's lane on that device (partition_spans::lane)
 };
 
 struct gpu_worker_state {
@@ -53,5 +57,12 @@ void refill(gpu_worker_pointer self);
 void on_partition(gpu_worker_pointer self, const synthesized_partition& p);
 /// Proves the oldest held partition, if any, and schedules the next.
 void prove_next(gpu_worker_pointer self);
+/// The GPU_TIMING line of a proved partition: each device span's duration
+/// (upload, each NTT, each MSM, download), key=value, at debug level.
+void log_gpu_timing(gpu_worker_pointer self, const partition_ref& part);
+
+/// The backend's spans (microseconds on the steady clock since its epoch)
+/// as milliseconds since the run started.
+std::vector<named_span> to_run_time(const std::vector<gpu::span>& spans, const run_clock& clock);
 
 }  // namespace proofline

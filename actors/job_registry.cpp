@@ -3,6 +3,8 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/sec.hpp>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
@@ -31,7 +33,8 @@ std::string spec_problem(const job_spec& spec) {
 }
 
 bool terminal(partition_state s) {
-  return s == partition_state::done || s == partition_state::failed;
+  return s == partition_state::done || s == partition_state::failed ||
+         s == partition_state::cancelled;
 }
 
 job_entry* find_job(job_registry_pointer self, uint64_t seq) {
@@ -49,6 +52,42 @@ void write_result(job_registry_pointer self, const job_entry& job, const job_rep
   }
 }
 
+// ---- proving keys in the memory budget: the registry tells the memory
+// manager what each cached key holds (when loaded) and when it is dropped
+// (no live job uses it).
+
+/// Host bytes a loaded key holds (its points and coefficients); 0 for a key
+/// object that holds none (test fakes are bare proving_key_base).
+uint64_t key_host_bytes(const zk::groth16::proving_key_base& key) {
+  return zk::visit_curve(key.info.curve, [&](auto curve) -> uint64_t {
+    using C = decltype(curve);
+    auto* typed = dynamic_cast<const zk::groth16::proving_key<C>*>(&key);
+    return typed ? typed->bytes() : 0;
+  });
+}
+
+/// A job finished (done, failed or cancelled): it lets go of its key (the
+/// partitions still in flight hold their own handles), and the cached key at
+/// its path is dropped once no live job uses it, returning its bytes to the
+/// budget. A key still loading stays.
+void release_key_if_unused(job_registry_pointer self, job_entry& job) {
+  auto& st = self->state;
+  job.ctx.reset();
+  const std::string& path = job.spec.zkey;
+  for (const auto& [id, seq] : st.live_ids)
+    if (auto it = st.jobs.find(seq); it != st.jobs.end() && it->second.spec.zkey == path) return;
+  auto k = st.keys.find(path);
+  if (k == st.keys.end() || !k->second.key || !k->second.waiting.empty()) return;
+  st.keys.erase(k);
+  self->send(st.cfg.memory, key_memory_atom::value, path, uint64_t{0});
+}
+
+/// Forgets the job's id as a live one.
+void retire_id(job_registry_pointer self, const job_entry& job) {
+  auto it = self->state.live_ids.find(job.spec.id);
+  if (it != self->state.live_ids.end() && it->second == job.seq) self->state.live_ids.erase(it);
+}
+
 /// Completes the job once every partition is done or failed.
 void complete_if_finished(job_registry_pointer self, job_entry& job) {
   if (job.complete() || job.finished < job.parts.size()) return;
@@ -56,6 +95,8 @@ void complete_if_finished(job_registry_pointer self, job_entry& job) {
   for (const auto& p : job.parts) failed |= p.state == partition_state::failed;
   job.state = failed ? job_state::failed : job_state::done;
   job.total.end = self->state.cfg.clock.now_ms();
+  retire_id(self, job);
+  release_key_if_unused(self, job);
   auto report = make_report(job);
   write_result(self, job, report);
   if (failed)
@@ -76,8 +117,20 @@ void fail_job(job_registry_pointer self, job_entry& job, const file_error& error
     p.state = partition_state::failed;
     p.error = error;
     ++job.finished;
+    job.finish_order.push_back(p.index);
   }
   complete_if_finished(self, job);
+  notify_watchers(self, job.seq);
+}
+
+/// Why `id` cannot be submitted now; empty if it can.
+std::string id_conflict(job_registry_pointer self, const std::string& id) {
+  auto it = self->state.live_ids.find(id);
+  if (it == self->state.live_ids.end()) return {};
+  const auto& live = self->state.jobs.at(it->second);
+  return "job \"" + id + "\": the id is already used by a live job (#" +
+         std::to_string(live.seq) + ", " + to_string(live.state) +
+         "); ids of live jobs are unique on a server";
 }
 
 key_load_result loader_error(job_registry_pointer self, const std::string& path,
@@ -108,6 +161,12 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
   self->state.cfg = std::move(cfg);
   return {
       [=](submit_atom, const job_spec& spec) { return submit(self, spec); },
+      [=](submit_atom, const std::vector<job_spec>& specs) { return submit_all(self, specs); },
+      [=](cancel_atom, uint64_t seq) { return cancel_job(self, seq); },
+      [=](watch_atom, const std::vector<watch_cursor>& cursors, uint32_t wait_ms) {
+        return watch(self, cursors, wait_ms);
+      },
+      [=](watch_atom, uint64_t watcher) { on_watch_timeout(self, watcher); },
       [=](status_atom, uint64_t seq) { return status_of(self, seq); },
       [=](status_atom) { return status_all(self); },
       [=](await_atom, uint64_t seq) { return await_job(self, seq); },
@@ -119,7 +178,28 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
   };
 }
 
-uint64_t submit(job_registry_pointer self, const job_spec& spec) {
+caf::result<uint64_t> submit(job_registry_pointer self, const job_spec& spec) {
+  if (auto conflict = id_conflict(self, spec.id); !conflict.empty())
+    return caf::make_error(caf::sec::invalid_argument, conflict);
+  return admit(self, spec);
+}
+
+caf::result<std::vector<uint64_t>> submit_all(job_registry_pointer self,
+                                              const std::vector<job_spec>& specs) {
+  std::map<std::string, size_t> seen;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (auto conflict = id_conflict(self, specs[i].id); !conflict.empty())
+      return caf::make_error(caf::sec::invalid_argument, conflict);
+    if (!seen.emplace(specs[i].id, i).second)
+      return caf::make_error(caf::sec::invalid_argument,
+                             "job \"" + specs[i].id + "\": the id is given twice");
+  }
+  std::vector<uint64_t> seqs;
+  for (const auto& spec : specs) seqs.push_back(admit(self, spec));
+  return seqs;
+}
+
+uint64_t admit(job_registry_pointer self, const job_spec& spec) {
   auto& st = self->state;
   uint64_t seq = st.next_seq++;
   job_entry& job = st.jobs[seq];
@@ -128,6 +208,7 @@ uint64_t submit(job_registry_pointer self, const job_spec& spec) {
   job.total.start = st.cfg.clock.now_ms();
   job.parts.resize(spec.witnesses.size());
   for (uint32_t i = 0; i < job.parts.size(); ++i) job.parts[i].index = i;
+  if (!spec.id.empty()) st.live_ids[spec.id] = seq;
 
   if (auto problem = spec_problem(spec); !problem.empty()) {
     fail_job(self, job, {"", problem});
@@ -150,6 +231,7 @@ void on_key_loaded(job_registry_pointer self, const std::string& path, const key
     const auto& info = r.key->info;
     spdlog::info("key {}: {}, {} variables, {} public, domain 2^{}", path,
                  zk::to_string(info.curve), info.n_vars, info.n_public, info.log_domain);
+    self->send(self->state.cfg.memory, key_memory_atom::value, path, key_host_bytes(*r.key));
     start_jobs(self, waiting, r.key);
     return;
   }
@@ -180,6 +262,8 @@ void start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
       o.part.index = i;
       o.bytes = est.total();
       o.bulk = est.bulk();
+      o.pinnable = est.pinnable;
+      o.working = est.working;
       orders.push_back(std::move(o));
     }
   }
@@ -214,7 +298,9 @@ void on_done(job_registry_pointer self, const partition_done& d) {
   p.proof_file = d.proof_file;
   p.public_file = d.public_file;
   ++job->finished;
+  job->finish_order.push_back(d.index);
   complete_if_finished(self, *job);
+  notify_watchers(self, d.job_seq);
 }
 
 void on_failed(job_registry_pointer self, const partition_failure& f) {
@@ -225,8 +311,10 @@ void on_failed(job_registry_pointer self, const partition_failure& f) {
   p.spans = f.spans;
   p.error = f.error;
   ++job->finished;
+  job->finish_order.push_back(f.index);
   spdlog::warn("job {} partition {}: {}", job->spec.id, f.index, f.error.message);
   complete_if_finished(self, *job);
+  notify_watchers(self, f.job_seq);
 }
 
 caf::result<job_status> status_of(job_registry_pointer self, uint64_t seq) {
@@ -247,6 +335,115 @@ caf::result<job_report> await_job(job_registry_pointer self, uint64_t seq) {
   auto rp = self->make_response_promise<job_report>();
   job->awaiting.push_back(rp);
   return rp;
+}
+
+caf::result<job_status> cancel_job(job_registry_pointer self, uint64_t seq) {
+  auto* job = find_job(self, seq);
+  if (!job) return caf::make_error(caf::sec::invalid_argument, "no job #" + std::to_string(seq));
+  if (job->complete())
+    return caf::make_error(caf::sec::invalid_argument, "job \"" + job->spec.id +
+                                                           "\" already finished (" +
+                                                           to_string(job->state) + ")");
+  // Stages in flight see the flag and drop the job's partitions; their
+  // reservations then return its memory.
+  if (job->ctx) job->ctx->cancelled.store(true, std::memory_order_release);
+  for (auto& p : job->parts) {
+    if (terminal(p.state)) continue;
+    p.state = partition_state::cancelled;
+    ++job->finished;
+    job->finish_order.push_back(p.index);
+  }
+  job->state = job_state::cancelled;
+  job->total.end = self->state.cfg.clock.now_ms();
+  retire_id(self, *job);
+  release_key_if_unused(self, *job);
+  auto report = make_report(*job);
+  write_result(self, *job, report);
+  for (auto& rp : job->awaiting) rp.deliver(report);
+  job->awaiting.clear();
+  spdlog::info("job {} cancelled", job->spec.id);
+  std::string id = job->spec.id;
+  self->request(self->state.cfg.memory, caf::infinite, cancel_atom::value, seq)
+      .then([=](uint64_t dropped) {
+        spdlog::debug("job {}: the memory manager dropped {} queued partition(s)", id, dropped);
+      });
+  notify_watchers(self, seq);
+  return make_status(*job);
+}
+
+job_progress make_progress(const job_entry& job, uint32_t seen) {
+  job_progress p;
+  p.status = make_status(job);
+  for (size_t i = seen; i < job.finish_order.size(); ++i)
+    p.finished.push_back(job.parts[job.finish_order[i]]);
+  p.seen = static_cast<uint32_t>(std::max<size_t>(seen, job.finish_order.size()));
+  p.complete = job.complete();
+  if (p.complete) p.report = make_report(job);
+  return p;
+}
+
+namespace {
+
+bool has_news(const job_entry& job, uint32_t seen) {
+  return job.finish_order.size() > seen || job.complete();
+}
+
+std::vector<job_progress> progress_of(job_registry_pointer self,
+                                      const std::vector<watch_cursor>& cursors) {
+  std::vector<job_progress> out;
+  for (const auto& c : cursors)
+    if (auto* job = find_job(self, c.seq)) out.push_back(make_progress(*job, c.seen));
+  return out;
+}
+
+}  // namespace
+
+caf::result<std::vector<job_progress>> watch(job_registry_pointer self,
+                                             const std::vector<watch_cursor>& cursors,
+                                             uint32_t wait_ms) {
+  bool news = cursors.empty();
+  for (const auto& c : cursors) {
+    auto* job = find_job(self, c.seq);
+    if (!job)
+      return caf::make_error(caf::sec::invalid_argument, "no job #" + std::to_string(c.seq));
+    news |= has_news(*job, c.seen);
+  }
+  if (news || wait_ms == 0) return progress_of(self, cursors);
+  auto& st = self->state;
+  if (st.watchers.size() >= max_watchers) {
+    auto oldest = st.watchers.begin();
+    oldest->second.promise.deliver(progress_of(self, oldest->second.cursors));
+    st.watchers.erase(oldest);
+  }
+  uint64_t id = st.next_watcher++;
+  auto rp = self->make_response_promise<std::vector<job_progress>>();
+  st.watchers.emplace(id, job_watcher{cursors, rp});
+  self->delayed_send(self, std::chrono::milliseconds(std::min(wait_ms, max_watch_ms)),
+                     watch_atom::value, id);
+  return rp;
+}
+
+void on_watch_timeout(job_registry_pointer self, uint64_t watcher) {
+  auto it = self->state.watchers.find(watcher);
+  if (it == self->state.watchers.end()) return;
+  it->second.promise.deliver(progress_of(self, it->second.cursors));
+  self->state.watchers.erase(it);
+}
+
+void notify_watchers(job_registry_pointer self, uint64_t seq) {
+  auto& st = self->state;
+  for (auto it = st.watchers.begin(); it != st.watchers.end();) {
+    bool news = false;
+    for (const auto& c : it->second.cursors)
+      if (c.seq == seq)
+        if (auto* job = find_job(self, seq)) news |= has_news(*job, c.seen);
+    if (!news) {
+      ++it;
+      continue;
+    }
+    it->second.promise.deliver(progress_of(self, it->second.cursors));
+    it = st.watchers.erase(it);
+  }
 }
 
 job_report make_report(const job_entry& job) {

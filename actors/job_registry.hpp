@@ -5,9 +5,17 @@
 // when a job completes and answers status and await requests.
 //
 // Lifecycle of a job: submit -> queued (key loading) -> partitions reserved
-// -> synthesizing -> proving -> done | failed. A job fails when any partition
-// fails (bad witness, key that does not load, partition over the budget,
-// backend error); its other partitions still run and their proofs are kept.
+// -> synthesizing -> proving -> done | failed | cancelled. A job fails when any
+// partition fails (bad witness, key that does not load, partition over the
+// budget, backend error); its other partitions still run and their proofs are
+// kept.
+//
+// Remote control: ids of live jobs are unique (a submission reusing one is
+// refused); cancel marks the job's unfinished partitions cancelled, completes
+// the job at once, sets job_context::cancelled so stages drop its partitions
+// in flight, and asks the memory manager to drop its queued requests; watch is
+// a long poll that answers when a job has finished partitions past the
+// watcher's cursor (job_entry::finish_order) or when its wait runs out.
 #pragma once
 
 #include <caf/typed_response_promise.hpp>
@@ -43,8 +51,12 @@ struct job_entry {
   span_ms total;
   std::optional<file_error> error;  ///< a job-level error (a job without partitions)
   std::vector<caf::typed_response_promise<job_report>> awaiting;
+  std::vector<uint32_t> finish_order;  ///< partition indices in the order they finished
 
-  bool complete() const { return state == job_state::done || state == job_state::failed; }
+  bool complete() const {
+    return state == job_state::done || state == job_state::failed ||
+           state == job_state::cancelled;
+  }
 };
 
 struct key_entry {
@@ -53,19 +65,49 @@ struct key_entry {
   std::vector<uint64_t> waiting;  ///< jobs waiting for this key
 };
 
+/// A parked watch request (long poll).
+struct job_watcher {
+  std::vector<watch_cursor> cursors;
+  caf::typed_response_promise<std::vector<job_progress>> promise;
+};
+
 struct job_registry_state {
   static inline const char* name = "job_registry";
   job_registry_config cfg;
   uint64_t next_seq = 1;
   std::map<uint64_t, job_entry> jobs;
   std::map<std::string, key_entry> keys;  ///< by path as submitted
+  std::map<std::string, uint64_t> live_ids;  ///< id -> seq of every job not yet complete
+  uint64_t next_watcher = 1;
+  std::map<uint64_t, job_watcher> watchers;  ///< by id, oldest first
 };
+
+/// Longest wait of one watch request, and most watchers parked at once (the
+/// oldest is answered early beyond that; its client simply asks again).
+inline constexpr uint32_t max_watch_ms = 60'000;
+inline constexpr size_t max_watchers = 1024;
 
 using job_registry_pointer = job_registry_actor::stateful_pointer<job_registry_state>;
 
 job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_registry_config cfg);
 
-uint64_t submit(job_registry_pointer self, const job_spec& spec);
+/// Accepts a job; refused if its id is that of a live job.
+caf::result<uint64_t> submit(job_registry_pointer self, const job_spec& spec);
+/// Enters a job whose id is free; returns its sequence number.
+uint64_t admit(job_registry_pointer self, const job_spec& spec);
+/// Accepts all of `specs` or none (an id live already, or given twice).
+caf::result<std::vector<uint64_t>> submit_all(job_registry_pointer self,
+                                              const std::vector<job_spec>& specs);
+/// Cancels a live job; see the header comment.
+caf::result<job_status> cancel_job(job_registry_pointer self, uint64_t seq);
+/// Long poll; see the header comment.
+caf::result<std::vector<job_progress>> watch(job_registry_pointer self,
+                                             const std::vector<watch_cursor>& cursors,
+                                             uint32_t wait_ms);
+/// A parked watcher's wait ran out: answer it with what there is.
+void on_watch_timeout(job_registry_pointer self, uint64_t watcher);
+/// Answers every parked watcher that has news of job `seq`.
+void notify_watchers(job_registry_pointer self, uint64_t seq);
 void on_key_loaded(job_registry_pointer self, const std::string& path, const key_load_result& r);
 /// Queues the partitions of jobs whose key just arrived, in one reserve
 /// request, so the memory manager orders them all at once.
@@ -82,5 +124,7 @@ caf::result<job_report> await_job(job_registry_pointer self, uint64_t seq);
 
 job_report make_report(const job_entry& job);
 job_status make_status(const job_entry& job);
+/// What a watcher that has seen `seen` finished partitions learns now.
+job_progress make_progress(const job_entry& job, uint32_t seen);
 
 }  // namespace proofline

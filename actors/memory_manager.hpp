@@ -1,11 +1,32 @@
-// memory_manager: the only budget ledger. It queues partitions for memory in
-// the global order (priority, job sequence, partition index), grants them to
-// idle synthesizers as reservations (memory/reservation.hpp) while the budget
-// allows, and paces synthesis: at most `pacing` granted partitions may be
-// waiting (in synthesis, at the scheduler or in a GPU worker's look-ahead)
-// before a GPU worker starts proving them, so memory is not filled with
-// partitions that wait. 1 synthesizes just in time: partition k+1 while k
-// proves.
+// memory_manager: the only budget ledger, the owner of the pinned pool and the
+// only place that purges arenas.
+//
+// Budget: --memory-budget covers the pinned pool and the backends' fixed host
+// buffers (charged once, at start), proving keys (charged when loaded,
+// released when no job uses them: key_memory messages from the registry)
+// and partitions. It queues partitions for memory in the global order
+// (priority, job sequence, partition index), grants them to idle synthesizers
+// as reservations (memory/reservation.hpp) while the budget allows, and paces
+// synthesis: at most `pacing` granted partitions may be waiting (in
+// synthesis, at the scheduler or in a GPU worker's look-ahead) before a GPU
+// worker starts proving them, so memory is not filled with partitions that
+// wait. 1 synthesizes just in time: partition k+1 while k proves. A partition
+// that could never fit (beside the permanent charges and its own key) is
+// refused at once; one held back only by other jobs' keys while nothing else
+// is in flight is granted over the budget (logged), so keys never deadlock
+// the queue.
+//
+// Pinned pool: made once (at start, or sized for the first partitions that
+// could use it), pinned once, never purged. When the pool can hold a
+// partition's witness and a, b, c, the grant carries a pool block for them
+// (memory/pinned_pool.hpp) and the reservation covers only the backend's
+// working copies; the head of the queue then also waits for a block, never
+// overtaken. Blocks come back by message (pool_free) once the partition's
+// buffers are gone.
+//
+// Cancel: a job's queued requests are dropped at once (cancel, which answers
+// how many); its granted partitions come back through their reservations and
+// pool blocks when the stages drop them.
 //
 // Pacing adapts: it starts at `pacing` and grows by one, up to `max_pacing`,
 // each time a GPU worker runs dry while pacing (not memory, not an empty
@@ -13,23 +34,38 @@
 // more partitions in flight, and more synthesizers at work; fast synthesis
 // keeps the just-in-time minimum.
 //
+// Purges: finalizers ask for the arena of a partition's buffers (and their
+// own) to be purged once they have freed them; a GPU worker's arena (see
+// with_worker_arena below) is purged when the worker runs dry. Requests for
+// one arena coalesce: the first schedules a purge `purge_delay` later (a
+// delayed_send to itself), later ones before it runs only add to its count.
+// The purge runs here, on this actor's own thread in production (spawned
+// detached), timed, with the thread's name and id recorded, so it never
+// runs on a GPU worker's thread and blocks only this actor's mailbox (grants
+// and releases wait behind it) and allocations in that one arena.
+//
 // Synthesizers pull: an idle one sends pull and gets a response promise that
-// is delivered when a grant is possible; nothing here ever blocks. Purge
-// requests from finalizers are counted and logged; purging jemalloc arenas
-// (memory::source::arena) comes with the arenas.
+// is delivered when a grant is possible; nothing here ever blocks but a purge.
 #pragma once
 
 #include <caf/typed_response_promise.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
+#include "memory/arena.hpp"
 #include "memory/ledger.hpp"
+#include "memory/pinned_pool.hpp"
 #include "messages/interfaces.hpp"
 
 namespace proofline {
@@ -43,11 +79,58 @@ struct grant_event {
   uint64_t reserved_after;  ///< ledger total right after this grant
 };
 
+/// One purge, as an observer sees it (tests, benchmarks, traces).
+struct purge_event {
+  int arena = -1;
+  uint64_t requests = 0;   ///< purge requests it served (coalesced)
+  double start_ms = 0;     ///< steady clock, ms since the memory manager started
+  double ms = 0;           ///< time arena.<i>.purge took
+  uint64_t bytes = 0;      ///< dirty and muzzy bytes of the arena just before
+  uint64_t thread_id = 0;  ///< kernel id of the thread it ran on
+  std::string thread;      ///< that thread's name
+};
+
 struct memory_manager_config {
+  /// The ledger and pacing; the memory-system fields below keep their defaults.
+  memory_manager_config(uint64_t budget_bytes = 0, uint32_t pacing_limit = 1,
+                        uint32_t max_pacing_limit = 1,
+                        std::function<void(const grant_event&)> grant_observer = {})
+      : budget(budget_bytes),
+        pacing(pacing_limit),
+        max_pacing(max_pacing_limit),
+        on_grant(std::move(grant_observer)) {}
+
   uint64_t budget = 0;  ///< bytes
   uint32_t pacing = 1;      ///< granted partitions not yet being proved, at most (at first)
   uint32_t max_pacing = 1;  ///< ceiling of adaptive pacing; == pacing keeps it fixed
   std::function<void(const grant_event&)> on_grant;  ///< optional observer
+  // ---- memory system
+  /// Pinned pool capacity, or with pool_partitions its ceiling; 0: no pool
+  /// (everything pageable).
+  uint64_t pool_bytes = 0;
+  /// > 0: the pool is made at the first reservation, sized for this many
+  /// partitions of that job's key (their witness and a, b, c), at most
+  /// pool_bytes; 0: made at start with pool_bytes. Either way, once.
+  uint32_t pool_partitions = 0;
+  memory::pinner pinner;    ///< pins the pool; empty: ordinary pages
+  uint64_t fixed_bytes = 0;  ///< the backends' fixed host buffers, counted once
+  bool purge = true;         ///< false: purge requests are counted, nothing is purged
+  /// Coalescing window: requests for one arena within it make one purge.
+  /// Zero purges at the next message (deterministic tests).
+  std::chrono::milliseconds purge_delay{5};
+  /// Spawned detached: names its thread "pl.memory".
+  bool own_thread = false;
+  /// The GPU workers' arenas (with_worker_arena): purged when a worker runs
+  /// dry, not after every partition, so under a backlog the next partition
+  /// reuses the pages without faulting them in again on the worker's thread.
+  std::vector<int> worker_arenas;
+  std::function<void(const purge_event&)> on_purge;  ///< optional observer
+};
+
+/// A proving key's charge in the ledger.
+struct key_charge {
+  uint64_t id = 0;
+  uint64_t bytes = 0;
 };
 
 struct memory_manager_state {
@@ -56,12 +139,30 @@ struct memory_manager_state {
   std::optional<memory::ledger> ledger;
   uint64_t next_id = 1;
   std::unordered_map<uint64_t, work_order> waiting;     // queued in the ledger, by id
+  std::unordered_map<uint64_t, uint64_t> pooled;        // queued ids placed in the pool: block bytes
   std::deque<caf::typed_response_promise<grant>> idle;  // synthesizers waiting for work
   std::unordered_set<uint64_t> untaken;                 // granted, not yet being proved
+  std::unordered_set<uint64_t> live;                    // granted, not yet released in full
   uint32_t pacing = 1;          // current limit on granted, untaken partitions
   bool pacing_blocked = false;  // the last try_grant stopped on pacing alone
   uint64_t grants = 0;
-  uint64_t purges = 0;
+  uint64_t purges = 0;  // requests received
+  uint64_t cancelled = 0;
+  // memory system
+  std::unique_ptr<memory::pinned_pool> pool;
+  bool pool_made = false;  // tried once; never again
+  uint64_t fixed = 0;
+  std::map<std::string, key_charge> keys;  // by path
+  uint64_t key_bytes = 0;                  // sum over keys
+  uint64_t peak_key_bytes = 0;
+  std::unordered_map<int, uint64_t> purge_pending;  // arena -> requests waiting for its purge
+  uint64_t purges_run = 0;
+  double purge_ms_total = 0;
+  double purge_ms_max = 0;
+  uint64_t purged_bytes = 0;
+  std::set<std::string> purge_threads;
+  std::set<uint64_t> purge_thread_ids;
+  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 };
 
 using memory_manager_pointer = memory_manager_actor::stateful_pointer<memory_manager_state>;
@@ -69,7 +170,7 @@ using memory_manager_pointer = memory_manager_actor::stateful_pointer<memory_man
 memory_manager_actor::behavior_type memory_manager(memory_manager_pointer self,
                                                    memory_manager_config cfg);
 
-/// Queues the orders; returns those larger than the whole budget.
+/// Queues the orders; returns those that could never be granted.
 std::vector<partition_failure> reserve(memory_manager_pointer self,
                                        const std::vector<work_order>& orders);
 /// Registers an idle synthesizer; the promise is delivered by try_grant.
@@ -78,9 +179,47 @@ void release(memory_manager_pointer self, uint64_t id, uint64_t bytes, bool fina
 void mark_taken(memory_manager_pointer self, uint64_t id);
 /// A GPU worker ran dry: widens pacing by one if pacing held synthesis back.
 void on_starved(memory_manager_pointer self);
+/// A purge request: counts it and schedules the arena's coalesced purge.
 void purge(memory_manager_pointer self, int arena);
+/// Schedules the arena's purge `purge_delay` from now unless one is pending.
+void schedule_purge(memory_manager_pointer self, int arena);
+/// Runs the arena's purge now (the timer fired).
+void run_purge(memory_manager_pointer self, int arena);
+/// Drops job `seq`'s queued requests; returns how many.
+uint64_t cancel_queued(memory_manager_pointer self, uint64_t seq);
+/// Charges (bytes > 0) or releases (0) the key at `path`.
+void key_memory(memory_manager_pointer self, const std::string& path, uint64_t bytes);
+/// A pool block is free again.
+void pool_free(memory_manager_pointer self, uint64_t offset);
 memory_stats stats(memory_manager_pointer self);
-/// Grants to idle synthesizers while the ledger's head fits and pacing allows.
+/// Grants to idle synthesizers while the ledger's head fits (and its pool
+/// block, if it has one) and pacing allows.
 void try_grant(memory_manager_pointer self);
+
+/// One line for the end of a run: budget, peak reservation, what is held
+/// (keys, pool, fixed buffers), peak RSS, and the purges (how many, where,
+/// how long, how much). Reused by run reports.
+std::string memory_summary_line(const memory_stats& s);
+
+// ---------------------------------------------------------------- GPU worker arenas
+// with_worker_arena: keeps a GPU worker's host allocations in an arena of
+// its own, so no purge ever runs on the GPU worker's thread.
+//
+// Problem: whatever a backend allocates on the worker's thread (the CPU
+// backend's working copies of a partition, the CUDA backend's small host
+// bookkeeping) would land in one of jemalloc's shared automatic arenas, whose
+// time-based decay purges dirty pages inside malloc()/free() on whichever
+// thread happens to tick it: possibly this one, between two partitions.
+//
+// Design: a gpu::backend decorator. On its first prove() (on the worker's
+// own thread: the worker is spawned detached) it names the thread
+// ("pl.gpu<i>") and binds it to `arena`, created with decay off. The memory
+// manager purges that arena, on its own thread, when the worker runs dry
+// (memory_manager_config::worker_arenas); the worker only ever sends
+// messages. Everything else is forwarded unchanged.
+
+/// `inner` with its calling thread bound to `arena` and named `thread_name`.
+std::shared_ptr<gpu::backend> with_worker_arena(std::shared_ptr<gpu::backend> inner,
+                                                memory::arena_ptr arena, std::string thread_name);
 
 }  // namespace proofline

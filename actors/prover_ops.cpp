@@ -1,5 +1,6 @@
 #include "actors/prover_ops.hpp"
 
+#include <chrono>
 #include <memory>
 
 #include "zk/curves.hpp"
@@ -19,14 +20,22 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const std::str
                                  const memory::source& src) {
   using scalar = typename C::scalar;
   using fr = typename C::fr;
+  using clock = std::chrono::steady_clock;
+  auto us_since = [](clock::time_point t0) {
+    return std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+  };
   const auto& k = zk::groth16::typed<C>(*key);
   auto p = std::make_shared<gpu::partition<C>>();
+  auto t0 = clock::now();
   p->witness = memory::buffer<scalar>(k.info.n_vars, src);
   zk::formats::read_witness<C>(witness, k, p->witness.data());
+  double read_us = us_since(t0);
+  t0 = clock::now();
   p->a = memory::buffer<fr>(k.info.domain_size, src);
   p->b = memory::buffer<fr>(k.info.domain_size, src);
   p->c = memory::buffer<fr>(k.info.domain_size, src);
   zk::groth16::synthesize_abc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data());
+  this_thread_synthesis_timing() = {read_us, us_since(t0), true};
   return p;
 }
 

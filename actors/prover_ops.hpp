@@ -42,6 +42,22 @@ struct prover_ops {
   std::function<void(const std::string& path, std::string_view contents)> write_file;
 };
 
+/// Where one synthesis spent its time, for the SYNTH_TIMING log line.
+struct synthesis_timing {
+  double read_witness_us = 0;  ///< reading and checking the .wtns file
+  double abc_us = 0;           ///< a = A·w and b = B·w from the key's coefficients, c = a∘b
+  bool recorded = false;       ///< false: the op in use does not report (test fakes)
+};
+
+/// The timing of the last synthesize call on the calling thread: the real op
+/// fills it, and since synthesize runs synchronously on its caller's thread
+/// the synthesizer resets it before the call and reads it right after. A
+/// thread-local value, so no synchronization is involved.
+inline synthesis_timing& this_thread_synthesis_timing() {
+  static thread_local synthesis_timing timing;
+  return timing;
+}
+
 /// The real operations: zk::formats::load_zkey (with `threads` for its
 /// checks; 0 = every hardware thread), read_witness, synthesize_abc,
 /// assemble with random_scalar, proof_to_json/public_to_json and

@@ -4,6 +4,7 @@
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "actors/finalizer.hpp"
@@ -11,6 +12,7 @@
 #include "actors/job_registry.hpp"
 #include "actors/scheduler.hpp"
 #include "actors/synthesizer.hpp"
+#include "memory/size.hpp"
 
 namespace proofline {
 
@@ -28,31 +30,85 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     : cfg_(std::move(cfg)) {
   if (backends.empty()) throw std::invalid_argument("runtime: no prover backend");
   if (cfg_.memory_budget == 0) throw std::invalid_argument("runtime: memory budget is 0");
-  if (cfg_.synthesizers == 0 || cfg_.finalizers == 0)
-    throw std::invalid_argument("runtime: needs at least one synthesizer and one finalizer");
-  auto workers = static_cast<unsigned>(backends.size());
-  uint32_t pacing = cfg_.pacing ? cfg_.pacing : workers;
-  uint32_t max_pacing = cfg_.pacing ? cfg_.pacing : cfg_.synthesizers + workers;
+  // No synthesizer: nothing is proved here (a cluster coordinator that only
+  // hands partitions to its nodes).
+  if (cfg_.finalizers == 0) throw std::invalid_argument("runtime: needs at least one finalizer");
+  // One GPU worker per lane of each backend (CUDA: 2 per GPU, so one
+  // partition's upload overlaps the other's compute; CPU: 1).
+  unsigned workers = 0;
+  for (const auto& b : backends) workers += std::max(1u, b->lanes());
+  // Synthesis ahead of the GPU: by default every synthesizer may work while
+  // each GPU worker proves (the budget permitting), so a backlog reaches the
+  // GPU as fast as synthesis allows; see runtime_config::pacing.
+  uint32_t pacing = cfg_.pacing ? cfg_.pacing : cfg_.synthesizers + workers;
+  uint32_t max_pacing = pacing;
 
-  memory_ = sys.spawn(memory_manager, memory_manager_config{cfg_.memory_budget, pacing, max_pacing,
-                                                            cfg_.on_grant});
+  // Memory system: the pool and the backends' fixed buffers are counted once;
+  // actors that allocate own an arena each (detached: bound to their thread),
+  // and the memory manager purges them on its own thread.
+  memory_manager_config mm{cfg_.memory_budget, pacing, max_pacing, cfg_.on_grant};
+  mm.pool_bytes = cfg_.pinned_pool;
+  mm.pool_partitions = cfg_.pinned_pool_partitions;
+  mm.pinner = cfg_.pinner;
+  mm.fixed_bytes = cfg_.footprint.fixed_bytes * backends.size();  // per backend, all lanes
+  mm.purge = cfg_.purge;
+  mm.purge_delay = cfg_.purge_delay;
+  mm.own_thread = cfg_.detach;
+  mm.on_purge = cfg_.on_purge;
+  std::vector<memory::arena_ptr> worker_arenas(workers);
+  if (cfg_.detach)  // a worker's thread is its own only when detached
+    for (auto& a : worker_arenas) {
+      a = memory::make_arena();
+      if (a->valid()) mm.worker_arenas.push_back(a->index());
+    }
+  if (mm.pool_bytes + mm.fixed_bytes >= cfg_.memory_budget)
+    throw std::invalid_argument(
+        "the memory budget (" + memory::format_bytes(cfg_.memory_budget) +
+        ") leaves nothing for partitions beside the pinned pool (" +
+        memory::format_bytes(mm.pool_bytes) + ") and the backends' host buffers (" +
+        memory::format_bytes(mm.fixed_bytes) + ")");
+  memory_ = spawn_maybe_detached(sys, cfg_.detach, memory_manager, std::move(mm));
   scheduler_ = sys.spawn(proofline::scheduler);
   registry_ = sys.spawn(job_registry,
                         job_registry_config{memory_, ops, cfg_.clock, cfg_.detach, cfg_.footprint});
-  for (unsigned i = 0; i < cfg_.finalizers; ++i)
-    finalizers_.push_back(spawn_maybe_detached(
-        sys, cfg_.detach, finalizer,
-        finalizer_config{registry_, memory_, ops.finalize, ops.write_file, cfg_.clock}));
-  for (auto& b : backends)
-    workers_.push_back(
-        spawn_maybe_detached(sys, cfg_.detach, gpu_worker,
-                             gpu_worker_config{b, scheduler_, memory_, finalizers_, registry_,
-                                               cfg_.lookahead, cfg_.clock}));
-  for (unsigned i = 0; i < cfg_.synthesizers; ++i)
-    synthesizers_.push_back(
-        spawn_maybe_detached(sys, cfg_.detach, synthesizer,
-                             synthesizer_config{memory_, scheduler_, registry_, ops.synthesize,
-                                                memory::heap_source(), cfg_.clock}));
+  for (unsigned i = 0; i < cfg_.finalizers; ++i) {
+    finalizer_config fc;
+    fc.registry = registry_;
+    fc.memory = memory_;
+    fc.finalize = ops.finalize;
+    fc.write_file = ops.write_file;
+    fc.clock = cfg_.clock;
+    fc.arena = memory::make_arena();
+    fc.own_thread = cfg_.detach;
+    fc.thread_name = "pl.final" + std::to_string(i);
+    finalizers_.push_back(spawn_maybe_detached(sys, cfg_.detach, finalizer, std::move(fc)));
+  }
+  size_t w = 0;
+  for (size_t d = 0; d < backends.size(); ++d) {
+    for (unsigned lane = 0; lane < std::max(1u, backends[d]->lanes()); ++lane, ++w) {
+      // Detached, the worker's own allocations go to an arena of its own.
+      std::string name = "pl.gpu" + std::to_string(d) + "." + std::to_string(lane);
+      auto backend = cfg_.detach ? with_worker_arena(backends[d], worker_arenas[w], name)
+                                 : backends[d];
+      gpu_worker_config wc{backend, scheduler_, memory_, finalizers_, registry_, cfg_.lookahead,
+                           cfg_.clock};
+      wc.device = static_cast<int>(d);
+      wc.lane = static_cast<int>(lane);
+      workers_.push_back(spawn_maybe_detached(sys, cfg_.detach, gpu_worker, std::move(wc)));
+    }
+  }
+  for (unsigned i = 0; i < cfg_.synthesizers; ++i) {
+    synthesizer_config sc;
+    sc.memory = memory_;
+    sc.scheduler = scheduler_;
+    sc.registry = registry_;
+    sc.synthesize = ops.synthesize;
+    sc.clock = cfg_.clock;
+    sc.arena = memory::make_arena();
+    sc.own_thread = cfg_.detach;
+    sc.thread_name = "pl.synth" + std::to_string(i);
+    synthesizers_.push_back(spawn_maybe_detached(sys, cfg_.detach, synthesizer, std::move(sc)));
+  }
 }
 
 runtime::~runtime() { shutdown(); }

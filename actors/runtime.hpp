@@ -3,11 +3,12 @@
 // talk to registry(): submit, status, await.
 //
 //   job_registry -> memory_manager -> synthesizer x N -> scheduler
-//     -> gpu_worker (one per backend) -> finalizer x M -> job_registry
+//     -> gpu_worker (one per backend lane) -> finalizer x M -> job_registry
 #pragma once
 
 #include <caf/actor_system.hpp>
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -22,12 +23,14 @@ namespace proofline {
 
 struct runtime_config {
   uint64_t memory_budget = 0;  ///< bytes, > 0
-  unsigned synthesizers = 2;
+  unsigned synthesizers = 2;  ///< 0: nothing is proved locally (a coordinator that only dispatches)
   unsigned finalizers = 2;
   unsigned lookahead = 1;  ///< per GPU worker: partitions held beyond the one proving
-  /// Granted partitions not yet being proved, at most. 0 = adaptive: one per
-  /// GPU worker at first, widening (up to synthesizers + GPU workers) whenever
-  /// a GPU worker runs dry while pacing held synthesis back.
+  /// Granted partitions not yet being proved, at most. 0 = synthesizers + GPU
+  /// workers: every synthesizer works ahead while the budget allows (under a
+  /// backlog on a 2^20 domain synthesis takes ~10 times a proof's GPU time, so
+  /// anything less idles the GPU). The memory manager can also start lower
+  /// and widen when a GPU worker runs dry (memory_manager_config::max_pacing).
   unsigned pacing = 0;
   memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< for partition estimates
   /// Run key loaders, synthesizers, GPU workers and finalizers on their own
@@ -36,11 +39,27 @@ struct runtime_config {
   bool detach = true;
   run_clock clock;
   std::function<void(const grant_event&)> on_grant;  ///< optional observer
+  // ---- memory system (actors/memory_manager.hpp, memory/)
+  /// Pinned pool for what GPUs read (witness, a, b, c), counted once in the
+  /// budget; 0: no pool, every partition pageable. With
+  /// pinned_pool_partitions, the most it may grow to.
+  uint64_t pinned_pool = 0;
+  /// > 0: size the pool at the first reservation for this many partitions of
+  /// its key (at most pinned_pool); 0: pinned_pool bytes from the start.
+  unsigned pinned_pool_partitions = 0;
+  /// Pins the pool (gpu::cuda_pinner()); empty: ordinary pages.
+  memory::pinner pinner;
+  /// Purge arenas when partitions are freed; false counts the requests only.
+  bool purge = true;
+  /// Purge requests for one arena within this window make one purge.
+  std::chrono::milliseconds purge_delay{5};
+  std::function<void(const purge_event&)> on_purge;  ///< optional observer
 };
 
 class runtime {
  public:
-  /// Spawns the pipeline: one GPU worker per backend (at least one).
+  /// Spawns the pipeline: one GPU worker per lane of each backend
+  /// (gpu::backend::lanes(); at least one backend).
   runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
           std::vector<std::shared_ptr<gpu::backend>> backends);
   runtime(const runtime&) = delete;

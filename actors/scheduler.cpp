@@ -9,6 +9,7 @@ scheduler_actor::behavior_type scheduler(scheduler_pointer self) {
       [=](ready_atom, const synthesized_partition& p) { on_ready(self, p); },
       [=](skip_atom, uint64_t ticket) { on_skip(self, ticket); },
       [=](pull_atom) { return on_pull(self); },
+      [=](stats_atom) { return queue_stats(self); },
   };
 }
 
@@ -61,6 +62,11 @@ caf::result<synthesized_partition> on_pull(scheduler_pointer self) {
   auto rp = self->make_response_promise<synthesized_partition>();
   self->state.workers.push_back(rp);
   return rp;
+}
+
+scheduler_stats queue_stats(scheduler_pointer self) {
+  const auto& st = self->state;
+  return {st.ready.size(), st.workers.size(), st.handed};
 }
 
 }  // namespace proofline

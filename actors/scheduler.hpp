@@ -48,5 +48,7 @@ void see_ticket(scheduler_pointer self, uint64_t ticket);
 std::optional<synthesized_partition> take_next(scheduler_pointer self);
 /// Answers parked pulls while partitions may go.
 void dispatch(scheduler_pointer self);
+/// Partitions ready, pulls parked and partitions handed out, for reports.
+scheduler_stats queue_stats(scheduler_pointer self);
 
 }  // namespace proofline

@@ -4,15 +4,34 @@
 
 #include <spdlog/spdlog.h>
 
+#include "memory/process.hpp"
 #include "zk/formats/error.hpp"
 
 namespace proofline {
 
+namespace {
+
+/// On the actor's own thread (its first message): binds the thread to the
+/// synthesizer's arena and names it.
+void prepare_thread(synthesizer_pointer self) {
+  auto& st = self->state;
+  if (st.thread_ready || !st.cfg.own_thread) return;
+  st.thread_ready = true;
+  memory::set_thread_name(st.cfg.thread_name);
+  if (st.cfg.arena) st.cfg.arena->bind_current_thread();
+}
+
+}  // namespace
+
 synthesizer_actor::behavior_type synthesizer(synthesizer_pointer self, synthesizer_config cfg) {
+  if (cfg.arena && cfg.arena->valid()) cfg.source = cfg.arena->buffers();
   self->state.cfg = std::move(cfg);
   self->send(self, pull_atom::value);
   return {
-      [=](pull_atom) { ask_for_work(self); },
+      [=](pull_atom) {
+        prepare_thread(self);
+        ask_for_work(self);
+      },
   };
 }
 
@@ -33,14 +52,24 @@ void on_grant(synthesizer_pointer self, const grant& g) {
 void synthesize_granted(synthesizer_pointer self, const grant& g) {
   auto& cfg = self->state.cfg;
   partition_ref part = g.part;
+  if (part.job->cancelled.load(std::memory_order_acquire)) {
+    // Cancelled job: drop the partition; nothing waits for its ticket.
+    g.reservation->release_all();
+    self->send(cfg.scheduler, skip_atom::value, part.ticket);
+    return;
+  }
   const std::string& witness = part.witness();
   self->send(cfg.registry, stage_atom::value, part.job->seq, part.index,
              partition_state::synthesizing);
   part.spans.synthesize.start = cfg.clock.now_ms();
+  part.spans.synthesizer = self->id();
+  this_thread_synthesis_timing() = {};
   gpu::partition_ptr data;
   file_error error;
   try {
-    data = cfg.synthesize(part.job->key, witness, cfg.source);
+    // witness, a, b, c into the pool block when there is one (no copy before
+    // the upload); otherwise into this synthesizer's arena.
+    data = cfg.synthesize(part.job->key, witness, g.block ? g.block->buffers() : cfg.source);
     if (!data) error = {witness, witness + ": synthesis produced no partition"};
   } catch (const zk::formats::format_error& e) {
     error = {e.file(), e.what()};
@@ -56,8 +85,15 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
     return;
   }
   ++self->state.synthesized;
-  spdlog::debug("synthesized {} partition {} in {:.1f} ms", part.job->spec.id, part.index,
-                part.spans.synthesize.end - part.spans.synthesize.start);
+  // One key=value line per partition (--log-level debug): where synthesis
+  // spent its time; -1 where the synthesize op does not report its steps.
+  const synthesis_timing& t = this_thread_synthesis_timing();
+  spdlog::debug(
+      "SYNTH_TIMING job={} partition={} synthesizer={} read_witness_us={:.0f} abc_us={:.0f} "
+      "total_us={:.0f} pinned={}",
+      part.job->spec.id, part.index, cfg.thread_name, t.recorded ? t.read_witness_us : -1.0,
+      t.recorded ? t.abc_us : -1.0,
+      (part.spans.synthesize.end - part.spans.synthesize.start) * 1000.0, g.block ? 1 : 0);
   self->send(cfg.scheduler, ready_atom::value,
              synthesized_partition{std::move(part), g.reservation, g.bulk, std::move(data),
                                    cfg.source.arena});

@@ -5,12 +5,23 @@
 // the registry and the reservation is released at once.
 //
 // Synthesis blocks for as long as the arithmetic takes, so production spawns
-// synthesizers detached (one thread each, which is also what lets each own a
-// jemalloc arena later); tests spawn them undetached for determinism.
+// synthesizers detached (one thread each); tests spawn them undetached for
+// determinism.
+//
+// Memory: the grant may carry a pinned pool block; then the witness and a, b,
+// c are written straight into it (the GPU uploads them from there, no extra
+// copy). Everything else, and all of it without a block, comes from the
+// synthesizer's own jemalloc arena (decay off, purged only by the memory
+// manager when a finalizer frees the partition). Detached, the synthesizer
+// also binds its thread to that arena, so its incidental mallocs never land
+// in (or purge) a shared arena.
 #pragma once
+
+#include <string>
 
 #include "actors/prover_ops.hpp"
 #include "actors/run_clock.hpp"
+#include "memory/arena.hpp"
 #include "memory/buffer.hpp"
 #include "messages/interfaces.hpp"
 
@@ -21,14 +32,21 @@ struct synthesizer_config {
   scheduler_actor scheduler;
   job_registry_actor registry;
   decltype(prover_ops::synthesize) synthesize;
-  memory::source source = memory::heap_source();  ///< where partition buffers come from
+  memory::source source = memory::heap_source();  ///< partition buffers without an arena
   run_clock clock;
+  /// This synthesizer's arena: its pageable buffers (source is then
+  /// arena->buffers()); null or empty keeps `source`.
+  memory::arena_ptr arena;
+  /// Runs on a thread of its own (detached): bind it to the arena and name it.
+  bool own_thread = false;
+  std::string thread_name = "pl.synth";
 };
 
 struct synthesizer_state {
   static inline const char* name = "synthesizer";
   synthesizer_config cfg;
   bool asking = false;  ///< a pull request is outstanding
+  bool thread_ready = false;  ///< own_thread: bound and named (on the first message)
   uint64_t synthesized = 0;
 };
 

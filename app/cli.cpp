@@ -58,7 +58,11 @@ OUTPUTS, in each job's out directory (written atomically: temp file + rename):
   proofs and public signals are in snarkjs format; check one with
     snarkjs groth16 verify verification_key.json public.json proof.json
   stdout: a summary table (job, status, partitions done/total, time, output,
-  error) and totals (proofs, wall time, proofs/s). stderr: the log.
+  error), totals (proofs, wall time, proofs/s), each GPU's busy fraction and
+  hand-off gaps, memory and purges; with --json the run report instead.
+  stderr: the log (timing lines with --log-level debug) and, on a terminal, a
+  live progress line. --report, --trace and --html write the run report, a
+  Chrome trace and an HTML page (docs/OBSERVABILITY.md).
 
 WITHOUT JOBFILE: proves the bundled example (examples/jobs.json, found next to
 the binary: <exe dir>/examples, <exe dir>/../examples,
@@ -66,18 +70,10 @@ the binary: <exe dir>/examples, <exe dir>/../examples,
 ./proofline-out/ (as if --out-root proofline-out).
 
 EXIT CODES: 0 every job done; 1 at least one job failed (the others still run
-and their outputs are written); 2 usage error: bad option, unreadable or
-invalid job file, bundled example not found, --backend cuda without a usable GPU.)";
-
-CLI::Validator size_validator() {
-  return CLI::Validator(
-      [](std::string& s) -> std::string {
-        return memory::parse_size(s)
-                   ? std::string()
-                   : "expected a size in bytes or with a unit (512M, 8G, 1.5T), got " + s;
-      },
-      "SIZE", "size");
-}
+and their outputs are written), or a --report, --trace or --html file could
+not be written; 2 usage error: bad option, unreadable or invalid job file,
+bundled example not found, --backend cuda without a usable GPU, a --metrics
+address that is taken or not loopback without --metrics-public.)";
 
 std::string budget_help() {
   std::ostringstream h;
@@ -90,6 +86,46 @@ std::string budget_help() {
 }
 
 }  // namespace
+
+CLI::Validator size_validator() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        return memory::parse_size(s)
+                   ? std::string()
+                   : "expected a size in bytes or with a unit (512M, 8G, 1.5T), got " + s;
+      },
+      "SIZE", "size");
+}
+
+void add_gpu_options(CLI::App& app, std::string& gpus, std::string& gpu_memory,
+                     unsigned& gpu_lanes) {
+  app.add_option("--gpus", gpus,
+                 "CUDA devices to prove on: all, or device ids like 0,1 (with --backend auto "
+                 "or cuda)")
+      ->type_name("all|IDS")
+      ->capture_default_str();
+  app.add_option("--gpu-memory", gpu_memory,
+                 "Device memory each GPU may hold for resident proving keys, tables and "
+                 "scratch (512M, 40G); least recently used keys are evicted beyond it. "
+                 "Default: 90% of the memory free on the device at start")
+      ->check(size_validator());
+  app.add_option("--gpu-lanes", gpu_lanes,
+                 "GPU-worker lanes per GPU: partitions in the GPU at once. 2 (default) "
+                 "uploads one partition while the other computes; 1 serializes them")
+      ->check(CLI::Range(1u, 8u))
+      ->capture_default_str();
+}
+
+void add_metrics_options(CLI::App& app, std::string& metrics, bool& metrics_public) {
+  app.add_option("--metrics", metrics,
+                 "Serve Prometheus metrics at http://ADDR:PORT/metrics while running: "
+                 "partitions by status, proof durations, queue depths, GPU busy, memory. "
+                 "ADDR:PORT, or PORT alone for 127.0.0.1; port 0 picks a free one (logged)")
+      ->type_name("ADDR:PORT");
+  app.add_flag("--metrics-public", metrics_public,
+               "Allow --metrics on an address other than loopback (the endpoint has no "
+               "authentication)");
+}
 
 uint64_t physical_memory() {
   std::ifstream in("/proc/meminfo");
@@ -163,12 +199,16 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
       ->type_name("DIR");
   run->add_option("--backend", opts.backend,
                   "Prover backend: auto (CUDA when a GPU is visible, else CPU), cpu, or cuda "
-                  "(one GPU worker per device; exit 2 if there is none)")
+                  "(GPU workers on every device of --gpus; exit 2 if there is none)")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
       ->capture_default_str();
+  add_gpu_options(*run, opts.gpus, opts.gpu_memory, opts.gpu_lanes);
   run->add_option("--synthesizers", opts.synthesizers,
-                  "Synthesizer actors (witness reading and a, b, c), one thread each")
-      ->check(CLI::Range(1u, 256u))
+                  "Synthesizer actors (witness reading and a, b, c), one thread each. 0 "
+                  "(default): with CUDA every core but the finalizers' and one (at least 2), "
+                  "since synthesis takes ~10 times a partition's GPU time; with the CPU "
+                  "backend 2")
+      ->check(CLI::Range(0u, 256u))
       ->capture_default_str();
   run->add_option("--finalizers", opts.finalizers,
                   "Finalizer actors (proof assembly, output files), one thread each")
@@ -180,10 +220,11 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
       ->capture_default_str();
   run->add_option("--synthesis-ahead", opts.synthesis_ahead,
                   "Partitions granted memory but not yet being proved, at most (in synthesis, "
-                  "ready, or in a GPU worker's look-ahead). Default: adaptive, starting just "
-                  "in time (partition k+1 synthesizes while k proves) and widening, up to "
-                  "synthesizers + GPU workers, whenever a GPU worker runs dry waiting for "
-                  "synthesis. A number fixes it.")
+                  "ready, or in a GPU worker's look-ahead). Default: synthesizers + GPU "
+                  "workers, so every synthesizer works ahead of the GPU while the memory "
+                  "budget allows. A smaller number holds memory and lets a later "
+                  "high-priority job overtake sooner, at the cost of GPU idle time when "
+                  "synthesis is slower than proving.")
       ->check(CLI::Range(1u, 1024u));
   run->add_option("--memory-budget", budget, budget_help())->check(size_validator());
   run->add_option("--log-level", opts.log_level,
@@ -191,7 +232,26 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
   run->add_flag("--quiet,-q", opts.quiet,
-                "No summary on stdout, and only errors in the log (unless --log-level is given)");
+                "No summary on stdout, no progress line, and only errors in the log (unless "
+                "--log-level is given)");
+  // Observability: reports, trace and metrics (docs/OBSERVABILITY.md).
+  run->add_option("--report", opts.report_file,
+                  "Write the run report (JSON: proofs/s, GPU busy fraction, hand-off gaps, "
+                  "memory, purges, queue depths over time) to FILE")
+      ->type_name("FILE");
+  run->add_option("--trace", opts.trace_file,
+                  "Write a Chrome trace-event file (open it in Perfetto or chrome://tracing): "
+                  "one lane per synthesizer, GPU-worker lane, finalizer, and the memory "
+                  "manager's purges")
+      ->type_name("FILE");
+  run->add_option("--html", opts.html_file,
+                  "Write a self-contained HTML page with the summary, the lanes and each "
+                  "GPU's utilization over time")
+      ->type_name("FILE");
+  run->add_flag("--json", opts.json,
+                "Print the run report (JSON) on stdout instead of the summary table; no "
+                "progress line");
+  add_metrics_options(*run, opts.metrics, opts.metrics_public);
   // Runs after a successful parse of `run`: the raw strings become options.
   run->parse_complete_callback([&opts, raw, run] {
     if (!(*raw)[0].empty()) opts.job_file = (*raw)[0];

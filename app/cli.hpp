@@ -22,6 +22,7 @@
 
 namespace CLI {
 class App;
+class Validator;
 }
 
 namespace proofline::app {
@@ -31,12 +32,22 @@ inline constexpr int exit_ok = 0;      ///< every job done (or help/version prin
 inline constexpr int exit_failed = 1;  ///< at least one job failed
 inline constexpr int exit_usage = 2;   ///< bad command line, bad job file, backend unavailable
 
+/// CLI11 check for a size option: bytes or with a binary unit (512M, 8G, 1.5T).
+CLI::Validator size_validator();
+
+/// Adds --gpus, --gpu-memory and --gpu-lanes (shared by run and serve).
+void add_gpu_options(CLI::App& app, std::string& gpus, std::string& gpu_memory,
+                     unsigned& gpu_lanes);
+
 /// What `proofline run` was asked to do.
 struct run_options {
   std::optional<std::string> job_file;  ///< none: the bundled example
   std::optional<std::string> out_root;  ///< relative `out` paths resolve here
   std::string backend = "auto";         ///< auto | cpu | cuda
-  unsigned synthesizers = 2;
+  std::string gpus = "all";             ///< all | comma-separated CUDA device ids
+  std::string gpu_memory;               ///< per-GPU device memory limit; empty: 90% of free
+  unsigned gpu_lanes = 2;               ///< GPU-worker lanes per GPU
+  unsigned synthesizers = 0;     ///< 0: default_synthesizers (app/backend_choice.hpp)
   unsigned finalizers = 2;
   unsigned cpu_threads = 0;      ///< 0: every hardware thread
   unsigned synthesis_ahead = 0;  ///< pacing; 0: adaptive (see runtime_config::pacing)
@@ -44,7 +55,17 @@ struct run_options {
   std::string log_level = "info";
   bool log_level_given = false;
   bool quiet = false;
+  // ---- observability (docs/OBSERVABILITY.md)
+  std::string trace_file;        ///< --trace: Chrome trace-event JSON; empty: none
+  std::string report_file;       ///< --report: the run report (JSON); empty: none
+  std::string html_file;         ///< --html: the HTML report; empty: none
+  std::string metrics;           ///< --metrics ADDR:PORT; empty: no endpoint
+  bool metrics_public = false;   ///< --metrics-public: a non-loopback address is intended
+  bool json = false;             ///< --json: the run report on stdout instead of the table
 };
+
+/// Adds --metrics ADDR:PORT and --metrics-public (shared by run and serve).
+void add_metrics_options(CLI::App& app, std::string& metrics, bool& metrics_public);
 
 /// The root parser and its subcommands.
 class cli {

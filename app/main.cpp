@@ -5,9 +5,13 @@
 #include <exception>
 #include <iostream>
 
+#include "app/bench_command.hpp"
 #include "app/cli.hpp"
 #include "app/run_command.hpp"
 #include "app/setup_command.hpp"
+#include "app/client_command.hpp"
+#include "app/serve_command.hpp"
+#include "app/submit_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace proofline::app;
@@ -18,6 +22,10 @@ int main(int argc, char** argv) {
     return run_command(run_opts, out, err);
   });
   add_setup_command(commands);
+  add_serve_command(commands);    // remote control and clusters (docs/CLUSTER.md)
+  add_submit_command(commands);
+  add_client_commands(commands);  // status, cancel, await, metrics
+  add_bench_command(commands);    // bench memory (app/bench_command.hpp)
 
   if (auto code = commands.parse(argc, argv, std::cout, std::cerr)) return *code;
   try {

@@ -4,6 +4,8 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/scoped_actor.hpp>
 
+#include <algorithm>
+#include <optional>
 #include <ostream>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -11,12 +13,21 @@
 
 #include "actors/prover_ops.hpp"
 #include "actors/runtime.hpp"
+#include "app/backend_choice.hpp"
+#include "app/html_report.hpp"
 #include "app/job_file.hpp"
 #include "app/locate.hpp"
+#include "app/metrics_http.hpp"
+#include "app/observer.hpp"
+#include "app/report.hpp"
 #include "app/summary.hpp"
+#include "app/trace.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/cuda/factory.hpp"
+#include "gpu/pinning.hpp"
+#include "memory/estimate.hpp"
 #include "memory/size.hpp"
+#include "zk/formats/atomic_file.hpp"
 
 namespace proofline::app {
 
@@ -29,47 +40,44 @@ constexpr const char* bundled_out_root = "proofline-out";
 /// blocking work runs in detached actors), so two are plenty.
 constexpr int scheduler_threads = 2;
 
-struct backend_choice {
-  std::vector<std::shared_ptr<gpu::backend>> backends;
-  std::string error;  ///< non-empty: the requested backend is unavailable
-};
+/// Each backend as the reports name it; a CUDA backend's position in the
+/// --gpus list gives its device ordinal.
+std::vector<backend_record> backend_records(const backend_choice& choice, const run_options& opts) {
+  std::vector<int> ordinals;
+  if (choice.cuda())
+    if (auto ids = parse_gpu_list(opts.gpus, gpu::cuda_device_count(), nullptr)) ordinals = *ids;
+  std::vector<backend_record> out;
+  for (size_t d = 0; d < choice.backends.size(); ++d) {
+    const auto& b = *choice.backends[d];
+    backend_record r;
+    r.kind = b.kind();
+    r.description = b.describe();
+    r.lanes = std::max(1u, b.lanes());
+    if (r.kind == "cuda") r.cuda_device = d < ordinals.size() ? ordinals[d] : static_cast<int>(d);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
 
-backend_choice choose_backend(const run_options& opts) {
-  backend_choice c;
-  auto cpu = [&](const std::string& why) {
-    c.backends.push_back(std::shared_ptr<gpu::backend>(gpu::make_cpu_backend(opts.cpu_threads)));
-    spdlog::info("backend: CPU ({}); {}", c.backends.back()->describe(), why);
+/// Writes --report, --trace and --html; false (with the reason on `err`) if
+/// one could not be written.
+bool write_reports(const run_options& opts, const run_record& record, const run_report& report,
+                   std::ostream& err) {
+  bool ok = true;
+  auto write = [&](const std::string& path, const char* what, auto&& render) {
+    if (path.empty()) return;
+    try {
+      zk::formats::write_file_atomic(path, render());
+      spdlog::info("{}: {}", what, path);
+    } catch (const std::exception& e) {
+      err << "proofline run: " << what << ": " << e.what() << "\n";
+      ok = false;
+    }
   };
-  if (opts.backend == "cpu") {
-    cpu("--backend cpu");
-    return c;
-  }
-  std::string why;
-  int devices = gpu::cuda_device_count(&why);
-  if (devices <= 0) {
-    if (opts.backend == "cuda") {
-      c.error = "--backend cuda: no usable CUDA device (" + why + ")";
-      return c;
-    }
-    cpu("--backend auto found no CUDA device (" + why + ")");
-    return c;
-  }
-  try {
-    for (int d = 0; d < devices; ++d)
-      c.backends.push_back(std::shared_ptr<gpu::backend>(gpu::make_cuda_backend(d)));
-  } catch (const std::exception& e) {
-    c.backends.clear();
-    if (opts.backend == "cuda") {
-      c.error = std::string("--backend cuda: ") + e.what();
-      return c;
-    }
-    cpu(std::string("--backend auto: the CUDA backend is unavailable (") + e.what() + ")");
-    return c;
-  }
-  for (const auto& b : c.backends)
-    spdlog::info("backend: CUDA ({}); --backend {} found {} CUDA device(s)", b->describe(),
-                 opts.backend, devices);
-  return c;
+  write(opts.report_file, "run report", [&] { return report_json(report) + "\n"; });
+  write(opts.trace_file, "trace", [&] { return trace_json(record); });
+  write(opts.html_file, "HTML report", [&] { return html_report(record, report); });
+  return ok;
 }
 
 job_report failed_report(const job_spec& spec, const std::string& message) {
@@ -127,17 +135,57 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     return exit_usage;
   }
 
+  // Observability flags, checked before anything starts.
+  std::optional<metrics_endpoint> metrics;
+  if (!opts.metrics.empty()) {
+    std::string why;
+    metrics = parse_metrics_endpoint(opts.metrics, &why);
+    if (!metrics) {
+      err << "proofline run: --metrics: " << why << "\n";
+      return exit_usage;
+    }
+    if (!is_loopback_address(metrics->host)) {
+      if (!opts.metrics_public) {
+        err << "proofline run: --metrics " << opts.metrics
+            << ": not a loopback address, and the endpoint has no authentication; add "
+               "--metrics-public to serve it there anyway\n";
+        return exit_usage;
+      }
+      spdlog::warn("metrics: serving on {}, reachable beyond this host, without authentication",
+                   opts.metrics);
+    }
+  }
+
   // 2. Backend and budget.
-  auto choice = choose_backend(opts);
+  backend_request request{opts.backend, opts.gpus, opts.gpu_memory, opts.gpu_lanes,
+                          opts.cpu_threads};
+  auto choice = choose_backends(request);
   if (!choice.error.empty()) {
     err << "proofline run: " << choice.error << "\n";
     return exit_usage;
   }
   runtime_config rc;
   rc.memory_budget = opts.memory_budget ? opts.memory_budget : default_memory_budget();
-  rc.synthesizers = opts.synthesizers;
+  const unsigned synthesizers =
+      opts.synthesizers ? opts.synthesizers : default_synthesizers(choice, opts.finalizers);
+  rc.synthesizers = synthesizers;
   rc.finalizers = opts.finalizers;
   rc.pacing = opts.synthesis_ahead;  // 0: the runtime's default
+  // Memory system: a pinned pool that CUDA uploads read from directly, sized
+  // at the first job for the partitions that can be in flight at once
+  // (granted ahead: synthesizers + workers; proving: workers; finalizing: one
+  // per worker), at most a quarter of the budget; and the backend's host
+  // footprint for estimates.
+  bool cuda = choice.cuda();
+  rc.footprint = cuda ? memory::cuda_backend_footprint : memory::cpu_backend_footprint;
+  if (cuda)  // pinned staging and window sums per lane
+    rc.footprint.fixed_bytes =
+        opts.gpu_lanes * (memory::cuda_lane_staging_bytes + memory::cuda_lane_results_bytes);
+  rc.pinned_pool = memory::default_pool_bytes(rc.memory_budget);
+  rc.pinned_pool_partitions = synthesizers + 3 * choice.lanes();
+  if (rc.pinned_pool + rc.footprint.fixed_bytes * choice.backends.size() >= rc.memory_budget)
+    rc.pinned_pool = 0;
+  if (cuda) rc.pinner = gpu::cuda_pinner();
   spdlog::info("memory budget {}{}", memory::format_bytes(rc.memory_budget),
                opts.memory_budget ? "" : " (default: 70% of physical memory minus 1 GiB)");
   std::size_t partitions = 0;
@@ -152,9 +200,27 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   register_message_types(cfg);
   caf::actor_system sys{cfg};
   rc.clock = run_clock();
+  run_record record;
+  record.backends = backend_records(choice, opts);
+  record.synthesizers = synthesizers;
+  record.finalizers = opts.finalizers;
+  std::optional<observation> obs;
+  try {
+    observation_options oo;
+    oo.progress = !opts.quiet && !opts.json;
+    oo.nvml = cuda;
+    oo.metrics = metrics;
+    obs.emplace(sys, rc.clock, record.backends, oo);
+  } catch (const std::exception& e) {
+    err << "proofline run: " << e.what() << "\n";
+    return exit_usage;
+  }
+  rc.on_purge = obs->purge_hook();
   std::vector<job_report> reports;
+  std::string memory_line;  // memory_summary_line of the run's end
   {
     runtime rt(sys, rc, real_prover_ops(opts.cpu_threads), choice.backends);
+    obs->attach({rt.registry(), rt.memory(), rt.scheduler()});
     caf::scoped_actor self{sys};
     std::vector<std::optional<uint64_t>> seqs;
     for (const auto& spec : specs) {
@@ -174,15 +240,34 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
               [&](job_report& r) { reports.push_back(std::move(r)); },
               [&](caf::error& e) { reports.push_back(failed_report(specs[i], sys.render(e))); });
     }
+    self->request(rt.memory(), caf::infinite, stats_atom::value)
+        .receive(
+            [&](memory_stats& m) {
+              memory_line = memory_summary_line(m);
+              record.memory = std::move(m);
+            },
+            [&](caf::error&) {});
+    obs->finish(record);  // before shutdown: the samples end with the last job
     rt.shutdown();
   }
   double wall_ms = rc.clock.now_ms();
+  obs.reset();
 
-  // 4. Summary and exit code.
+  // 4. Reports, summary and exit code.
+  record.wall_ms = wall_ms;
+  record.jobs = reports;
+  run_report report = build_report(record);
   bool all_done = true;
   for (const auto& r : reports) all_done &= r.state == job_state::done;
-  if (!opts.quiet) print_summary(out, reports, wall_ms);
-  return all_done ? exit_ok : exit_failed;
+  bool written = write_reports(opts, record, report, err);
+  if (opts.json) {
+    out << report_json(report) << "\n";
+  } else if (!opts.quiet) {
+    print_summary(out, reports, wall_ms);
+    print_gpu_figures(out, report);
+    if (!memory_line.empty()) out << memory_line << "\n";
+  }
+  return all_done && written ? exit_ok : exit_failed;
 }
 
 }  // namespace proofline::app

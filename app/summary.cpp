@@ -59,4 +59,26 @@ void print_summary(std::ostream& out, const std::vector<job_report>& reports, do
       << fixed(secs > 0 ? static_cast<double>(proofs) / secs : 0.0, 2) << " proofs/s)\n";
 }
 
+void print_gpu_figures(std::ostream& out, const run_report& r) {
+  for (const auto& g : r.gpus) {
+    const auto& u = g.util;
+    // "GPU 0 (NVIDIA H200)"; the CPU backend's description names it already.
+    std::string who = "GPU " + std::to_string(g.device);
+    if (g.kind == "cpu")
+      who = g.name.empty() ? "CPU backend" : g.name;
+    else if (!g.name.empty())
+      who += " (" + g.name + ")";
+    out << who << ": busy " << fixed(u.busy_fraction * 100.0, 1) << "% of "
+        << fixed(u.wall_ms / 1000.0, 3) << " s";
+    if (g.nvml_busy_fraction)
+      out << " (NVML " << fixed(*g.nvml_busy_fraction * 100.0, 1) << "% over " << g.nvml_samples
+          << " samples)";
+    out << ", " << u.partitions << (u.partitions == 1 ? " partition" : " partitions")
+        << "; hand-off gap p50 " << fixed(u.gap_p50_ms, 3) << " ms, p99 "
+        << fixed(u.gap_p99_ms, 3) << " ms, max " << fixed(u.gap_max_ms, 3) << " ms ("
+        << u.gaps_ms.size() << (u.gaps_ms.size() == 1 ? " gap" : " gaps") << ")\n";
+  }
+  if (r.backend == "cuda" && !r.nvml_available) out << "NVML: no samples (" << r.nvml_why << ")\n";
+}
+
 }  // namespace proofline::app

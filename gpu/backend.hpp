@@ -90,6 +90,10 @@ class backend {
   virtual const char* kind() const = 0;
   /// For logs: "CPU backend, 16 threads" / "CUDA device 0: NVIDIA H200".
   virtual std::string describe() const = 0;
+  /// prove() calls this backend runs well at once: the runtime gives it that
+  /// many GPU-worker lanes (CUDA: 2, so one partition's upload overlaps the
+  /// other's compute; CPU: 1, it already uses every core).
+  virtual unsigned lanes() const { return 1; }
   /// NTTs and MSMs of one partition. Blocking; throws backend_error.
   virtual result_ptr prove(const zk::groth16::key_ptr& key, const partition_ptr& part,
                            const prove_hooks& hooks = {}) = 0;

@@ -4,8 +4,10 @@
 // manager which arena to purge.
 //
 // Only memory/ decides where partition-sized memory comes from. The default
-// source is the process heap; arenas and the pinned pool (memory/arena.hpp)
-// provide other sources through the same interface.
+// source is the process heap; jemalloc arenas (memory/arena.hpp) and blocks
+// of the pinned pool (memory/pinned_pool.hpp) provide other sources through
+// the same interface. A backend reads origin().pinned to know it may DMA
+// straight from the buffer.
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,5 @@
 #include "messages/catalogue.hpp"
+#include "messages/interfaces.hpp"
 
 #include <caf/actor_system_config.hpp>
 
@@ -38,6 +39,8 @@ const char* to_string(job_state s) {
       return "done";
     case job_state::failed:
       return "failed";
+    case job_state::cancelled:
+      return "cancelled";
   }
   return "queued";
 }
@@ -54,6 +57,8 @@ const char* to_string(partition_state s) {
       return "done";
     case partition_state::failed:
       return "failed";
+    case partition_state::cancelled:
+      return "cancelled";
   }
   return "queued";
 }
@@ -72,6 +77,7 @@ std::string job_context::out_path(const std::string& name) const {
 
 void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<span_ms>("proofline::span_ms");
+  cfg.add_message_type<named_span>("proofline::named_span");
   cfg.add_message_type<partition_spans>("proofline::partition_spans");
   cfg.add_message_type<file_error>("proofline::file_error");
   cfg.add_message_type<job_spec>("proofline::job_spec");
@@ -81,6 +87,19 @@ void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<partition_report>("proofline::partition_report");
   cfg.add_message_type<job_report>("proofline::job_report");
   cfg.add_message_type<memory_stats>("proofline::memory_stats");
+  cfg.add_message_type<scheduler_stats>("proofline::scheduler_stats");
+  // remote control and clusters
+  cfg.add_message_type<inline_witness>("proofline::inline_witness");
+  cfg.add_message_type<job_submission>("proofline::job_submission");
+  cfg.add_message_type<submitted_job>("proofline::submitted_job");
+  cfg.add_message_type<watch_cursor>("proofline::watch_cursor");
+  cfg.add_message_type<job_progress>("proofline::job_progress");
+  cfg.add_message_type<node_info>("proofline::node_info");
+  cfg.add_message_type<remote_partition>("proofline::remote_partition");
+  cfg.add_message_type<partition_result>("proofline::partition_result");
+  cfg.add_message_type<node_metrics>("proofline::node_metrics");
+  cfg.add_message_type<cluster_metrics>("proofline::cluster_metrics");
+  cfg.add_message_type<node_actor>("proofline::node_actor");
 }
 
 }  // namespace proofline

@@ -3,9 +3,9 @@
 // messages/interfaces.hpp.
 //
 //   enums        priority, job_state, partition_state
-//   values       span_ms, partition_spans, file_error, job_spec,
+//   values       span_ms, named_span, partition_spans, file_error, job_spec,
 //                partition_done, partition_failure, job_status,
-//                partition_report, job_report, memory_stats
+//                partition_report, job_report, memory_stats, scheduler_stats
 //                (inspectable: may cross the network later)
 //   handles      job_context/job_ptr, partition_ref, work_order, grant,
 //                synthesized_partition, proved_partition, key_load_result
@@ -13,6 +13,10 @@
 //                and reservations, whitelisted with CAF_ALLOW_UNSAFE_MESSAGE_TYPE;
 //                handlers take them by const&, so nothing large is copied)
 //   atoms        grouped by recipient, below
+//   remote control and clusters: inline_witness, job_submission,
+//                submitted_job, watch_cursor, job_progress, node_info,
+//                remote_partition, partition_result, node_metrics,
+//                cluster_metrics and their atoms (one block, near the end)
 //   register_message_types(cfg)
 //
 // A partition moves through the pipeline as
@@ -28,6 +32,7 @@
 #include <caf/fwd.hpp>
 #include <caf/meta/type_name.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -37,6 +42,7 @@
 
 #include "gpu/backend.hpp"
 #include "memory/ledger.hpp"
+#include "memory/pinned_pool.hpp"
 #include "memory/reservation.hpp"
 #include "zk/groth16/proving_key.hpp"
 
@@ -62,6 +68,7 @@ enum class job_state : uint8_t {
   proving,       ///< a partition reached the prover backend
   done,          ///< every partition proved and written
   failed,        ///< finished, at least one partition failed
+  cancelled,     ///< stopped by a cancel request; its queued and in-flight work is dropped
 };
 const char* to_string(job_state s);
 
@@ -72,6 +79,7 @@ enum class partition_state : uint8_t {
   proving,       ///< a GPU worker runs the backend on it
   done,          ///< proof and public signals written
   failed,        ///< see its error
+  cancelled,     ///< its job was cancelled before it finished
 };
 const char* to_string(partition_state s);
 
@@ -85,9 +93,24 @@ struct span_ms {
   bool recorded() const { return start >= 0; }
 };
 
-/// The three stages of one partition.
+/// One named interval of backend work (upload, ntt_a, msm_h, ...), in
+/// milliseconds since the run started. On the GPU these are device time from
+/// CUDA events; on the CPU backend, the steady clock around each step.
+struct named_span {
+  std::string name;
+  double start = 0;
+  double end = 0;
+};
+
+/// The three stages of one partition, and the backend's spans inside `prove`.
 struct partition_spans {
   span_ms synthesize, prove, finalize;
+  std::vector<named_span> device;  ///< from gpu::prove_hooks::spans, in order
+  int32_t gpu = -1;                ///< the device (backend) index that proved it; -1 before
+  int32_t lane = -1;               ///< the GPU worker lane on that device
+  // ---- observability (trace lanes): which pool member ran a stage
+  uint64_t synthesizer = 0;  ///< actor id of the synthesizer that ran it; 0 before
+  uint64_t finalizer = 0;    ///< actor id of the finalizer that ran it; 0 before
 };
 
 /// A failure users read: the file at fault and what is wrong
@@ -168,6 +191,29 @@ struct memory_stats {
   uint64_t pacing = 0;        ///< current limit on untaken grants (adaptive)
   uint64_t grants = 0;        ///< granted so far
   uint64_t purges = 0;        ///< purge requests received so far
+  // ---- memory system (memory manager): what is held, and the purges it ran
+  uint64_t keys = 0;           ///< bytes of proving keys loaded, counted in `reserved`
+  uint64_t peak_keys = 0;      ///< the most `keys` has been
+  uint64_t pool = 0;           ///< pinned pool capacity, counted once in `reserved`
+  bool pool_pinned = false;    ///< the pool's pages are page-locked for DMA
+  uint64_t pool_used = 0;      ///< bytes of the pool in blocks handed out
+  uint64_t fixed = 0;          ///< backends' fixed host buffers, counted once
+  uint64_t rss = 0;            ///< resident set size now (/proc/self/statm)
+  uint64_t peak_rss = 0;       ///< peak resident set size of the process (VmHWM)
+  uint64_t purges_run = 0;     ///< arena purges executed (requests coalesce)
+  double purge_ms_total = 0;   ///< time spent in those purges
+  double purge_ms_max = 0;     ///< the longest of them
+  uint64_t purged_bytes = 0;   ///< dirty bytes they returned to the kernel
+  std::vector<std::string> purge_threads;  ///< names of the threads purges ran on
+  std::vector<uint64_t> purge_thread_ids;  ///< their kernel thread ids
+  uint64_t cancelled = 0;      ///< queued requests dropped by cancel
+};
+
+/// The scheduler's queue, for run reports, progress and metrics.
+struct scheduler_stats {
+  uint64_t ready = 0;   ///< synthesized partitions held, waiting for a GPU worker
+  uint64_t parked = 0;  ///< GPU-worker pulls waiting for a partition
+  uint64_t handed = 0;  ///< partitions handed to GPU workers so far
 };
 
 // ---------------------------------------------------------------- handles
@@ -178,6 +224,10 @@ struct job_context {
   uint64_t seq = 0;
   job_spec spec;
   zk::groth16::key_ptr key;
+  /// Set once by the job registry when the job is cancelled; every stage
+  /// checks it and drops the partition (its reservation then frees the
+  /// memory). An atomic flag, read without any lock.
+  mutable std::atomic<bool> cancelled{false};
 
   /// "proof.json" for a single-witness job, else "proof_<i>.json".
   std::string proof_name(uint32_t index) const;
@@ -209,6 +259,11 @@ struct work_order {
   partition_ref part;
   uint64_t bytes = 0;  ///< whole reservation
   uint64_t bulk = 0;   ///< part released when the backend has consumed the inputs
+  /// Pool block that can hold the witness and a, b, c instead of pageable
+  /// memory (memory::partition_estimate::pinnable); 0 = never pooled.
+  uint64_t pinnable = 0;
+  /// The reservation when the pool holds them: the backend's working copies.
+  uint64_t working = 0;
 };
 
 /// A partition with its memory granted, handed to a synthesizer.
@@ -216,6 +271,9 @@ struct grant {
   partition_ref part;
   memory::reservation_ptr reservation;
   uint64_t bulk = 0;
+  /// Pinned pool block for the witness and a, b, c (the synthesizer writes
+  /// them there); null: they come from the synthesizer's pageable arena.
+  memory::block_ptr block;
 };
 
 /// A synthesized partition on its way to a GPU worker.
@@ -260,6 +318,12 @@ using taken_atom = caf::atom_constant<caf::atom("taken")>;      ///< a GPU worke
 using starved_atom = caf::atom_constant<caf::atom("starved")>;  ///< a GPU worker ran dry
 using purge_atom = caf::atom_constant<caf::atom("purge")>;      ///< purge an arena
 using stats_atom = caf::atom_constant<caf::atom("stats")>;      ///< -> memory_stats
+using purge_due_atom = caf::atom_constant<caf::atom("purgedue")>;  ///< a coalesced purge is due
+using pool_free_atom = caf::atom_constant<caf::atom("poolfree")>;  ///< a pool block is free again
+using key_memory_atom = caf::atom_constant<caf::atom("keymem")>;   ///< a key's host bytes (0: gone)
+using pool_pinned_atom = caf::atom_constant<caf::atom("pooldone")>;  ///< the pool's pinning finished
+/// Drop a job's queued requests (same alias as the control block's).
+using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 // scheduler
 using ready_atom = caf::atom_constant<caf::atom("ready")>;  ///< synthesized_partition
 using skip_atom = caf::atom_constant<caf::atom("skip")>;    ///< ticket whose synthesis failed
@@ -267,6 +331,10 @@ using skip_atom = caf::atom_constant<caf::atom("skip")>;    ///< ticket whose sy
 using run_atom = caf::atom_constant<caf::atom("run")>;  ///< prove the next held partition
 // finalizer
 using finalize_atom = caf::atom_constant<caf::atom("finalize")>;  ///< proved_partition
+// run observer (app/observer.hpp): samples the pipeline for reports and metrics
+using sample_atom = caf::atom_constant<caf::atom("sample")>;      ///< take a sample (timer)
+using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;  ///< -> the figures so far
+using collect_atom = caf::atom_constant<caf::atom("collect")>;    ///< -> every sample taken
 
 // ---------------------------------------------------------------- inspect
 // Field names are left out: CAF 0.17's binary format does not need them.
@@ -276,8 +344,13 @@ typename Inspector::result_type inspect(Inspector& f, span_ms& x) {
   return f(caf::meta::type_name("span_ms"), x.start, x.end);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, named_span& x) {
+  return f(caf::meta::type_name("named_span"), x.name, x.start, x.end);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_spans& x) {
-  return f(caf::meta::type_name("partition_spans"), x.synthesize, x.prove, x.finalize);
+  return f(caf::meta::type_name("partition_spans"), x.synthesize, x.prove, x.finalize, x.device,
+           x.gpu, x.lane, x.synthesizer, x.finalizer);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, file_error& x) {
@@ -311,10 +384,179 @@ typename Inspector::result_type inspect(Inspector& f, job_report& x) {
            x.partitions, x.total);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
+  return f(caf::meta::type_name("scheduler_stats"), x.ready, x.parked, x.handed);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, memory_stats& x) {
   return f(caf::meta::type_name("memory_stats"), x.budget, x.reserved, x.peak_reserved, x.queued,
-           x.reservations, x.untaken, x.pacing, x.grants, x.purges);
+           x.reservations, x.untaken, x.pacing, x.grants, x.purges, x.keys, x.peak_keys, x.pool,
+           x.pool_pinned, x.pool_used, x.fixed, x.rss, x.peak_rss, x.purges_run,
+           x.purge_ms_total, x.purge_ms_max, x.purged_bytes, x.purge_threads,
+           x.purge_thread_ids, x.cancelled);
 }
+
+// ================================================================ remote control and clusters
+// The messages of the control actor (published with CAF's io::middleman for
+// `proofline submit|status|cancel|await|metrics`), of the cluster dispatcher
+// on a coordinator and of the node agent on a `serve --join` node. Every one
+// of these crosses the network, so all are inspectable and registered by
+// register_message_types. docs/CLUSTER.md describes the protocol.
+
+/// A witness sent inline with a submission (`submit --inline`): the path as
+/// the job file names it once resolved, and the file's bytes.
+struct inline_witness {
+  std::string path;
+  std::vector<uint8_t> bytes;
+};
+
+/// A job file as a client submits it: the server parses `text` with
+/// app/job_file's rules, resolving relative paths against the directory of
+/// `name` (the client's absolute path of the job file).
+struct job_submission {
+  std::string name;
+  std::string text;
+  bool inline_witnesses = false;         ///< witnesses come as `witnesses`, not from storage
+  std::vector<inline_witness> witnesses;  ///< one per distinct witness path when inline
+};
+
+/// A job the server accepted: the client's id and the server's sequence number.
+struct submitted_job {
+  std::string id;
+  uint64_t seq = 0;
+};
+
+/// What a watcher has already seen of a job: `seen` finished partitions.
+struct watch_cursor {
+  uint64_t seq = 0;
+  uint32_t seen = 0;
+};
+
+/// News about one watched job: partitions that finished after the cursor,
+/// in the order they finished, and the report once the job is complete.
+struct job_progress {
+  job_status status;
+  std::vector<partition_report> finished;  ///< after cursor.seen, in finishing order
+  uint32_t seen = 0;                       ///< the cursor to send next time
+  bool complete = false;
+  job_report report;  ///< set when complete
+};
+
+/// What a node offers its coordinator when it joins.
+struct node_info {
+  std::string name;                   ///< host:pid, for logs and metrics
+  std::vector<std::string> backends;  ///< one description per GPU worker
+  uint64_t memory_budget = 0;         ///< bytes
+  uint32_t slots = 0;                 ///< partitions it works on at once, at most
+};
+
+/// A partition leased to a node. Paths are the coordinator's, on storage
+/// every node sees; an inline witness comes as bytes instead.
+struct remote_partition {
+  uint64_t lease = 0;
+  uint64_t job_seq = 0;  ///< the coordinator's job sequence number
+  uint32_t index = 0;
+  std::string job_id;
+  std::string zkey;
+  std::string witness;                ///< empty when inline
+  std::vector<uint8_t> witness_bytes;  ///< the .wtns file when inline
+  priority prio = priority::normal;
+};
+
+/// A node's answer for a lease: proof.json and public.json text, or the error.
+struct partition_result {
+  uint64_t node = 0;
+  uint64_t lease = 0;
+  bool ok = false;
+  std::string proof_json;
+  std::string public_json;
+  partition_spans spans;  ///< on the node's clock
+  file_error error;
+};
+
+/// One node as its coordinator sees it.
+struct node_metrics {
+  uint64_t id = 0;
+  node_info info;
+  uint32_t credit = 0;    ///< partitions it asked for and has not been sent
+  uint32_t leased = 0;    ///< partitions it works on now
+  uint64_t proved = 0;    ///< results accepted
+  uint64_t failed = 0;    ///< partitions it reported failed
+  uint64_t requeued = 0;  ///< partitions taken back (it left, or its job was cancelled)
+};
+
+/// `proofline metrics`: the server's memory ledger, its jobs and its nodes.
+struct cluster_metrics {
+  std::string name;  ///< host:pid of the server
+  memory_stats memory;
+  uint32_t jobs_live = 0;
+  uint32_t jobs_done = 0;
+  uint32_t jobs_failed = 0;
+  uint32_t jobs_cancelled = 0;
+  uint64_t partitions_done = 0;
+  uint64_t partitions_failed = 0;
+  std::vector<node_metrics> nodes;
+};
+
+// atoms of the control actor, cluster dispatcher and node agent (cancel_atom,
+// status_atom, submit_atom and await_atom are shared with the pipeline)
+using watch_atom = caf::atom_constant<caf::atom("watch")>;      ///< long-poll job progress
+using metrics_atom = caf::atom_constant<caf::atom("metrics")>;  ///< -> cluster_metrics
+using join_atom = caf::atom_constant<caf::atom("join")>;        ///< a node registers
+using credit_atom = caf::atom_constant<caf::atom("credit")>;    ///< a node has room for n more
+using assign_atom = caf::atom_constant<caf::atom("assign")>;    ///< a lease, to a node
+using result_atom = caf::atom_constant<caf::atom("result")>;    ///< a node's partition_result
+using attach_atom = caf::atom_constant<caf::atom("attach")>;    ///< wires the control actor
+using rejoin_atom = caf::atom_constant<caf::atom("rejoin")>;    ///< a node agent connects again
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, inline_witness& x) {
+  return f(caf::meta::type_name("inline_witness"), x.path, x.bytes);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_submission& x) {
+  return f(caf::meta::type_name("job_submission"), x.name, x.text, x.inline_witnesses,
+           x.witnesses);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, submitted_job& x) {
+  return f(caf::meta::type_name("submitted_job"), x.id, x.seq);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, watch_cursor& x) {
+  return f(caf::meta::type_name("watch_cursor"), x.seq, x.seen);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, job_progress& x) {
+  return f(caf::meta::type_name("job_progress"), x.status, x.finished, x.seen, x.complete,
+           x.report);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_info& x) {
+  return f(caf::meta::type_name("node_info"), x.name, x.backends, x.memory_budget, x.slots);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, remote_partition& x) {
+  return f(caf::meta::type_name("remote_partition"), x.lease, x.job_seq, x.index, x.job_id,
+           x.zkey, x.witness, x.witness_bytes, x.prio);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, partition_result& x) {
+  return f(caf::meta::type_name("partition_result"), x.node, x.lease, x.ok, x.proof_json,
+           x.public_json, x.spans, x.error);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, node_metrics& x) {
+  return f(caf::meta::type_name("node_metrics"), x.id, x.info, x.credit, x.leased, x.proved,
+           x.failed, x.requeued);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, cluster_metrics& x) {
+  return f(caf::meta::type_name("cluster_metrics"), x.name, x.memory, x.jobs_live, x.jobs_done,
+           x.jobs_failed, x.jobs_cancelled, x.partitions_done, x.partitions_failed, x.nodes);
+}
+
+// ================================================================ end of remote control and clusters
 
 /// Registers the inspectable payloads (needed before they cross the network).
 void register_message_types(caf::actor_system_config& cfg);

@@ -8,6 +8,8 @@
 //   scheduler_actor        orders synthesized partitions, serves GPU workers
 //   gpu_worker_actor       runs the prover backend on one device
 //   finalizer_actor        assembles proofs and writes the output files
+//   node_actor, cluster_actor, control_actor, control_admin_actor
+//                          remote control and clusters (one block, at the end)
 #pragma once
 
 #include <caf/replies_to.hpp>
@@ -33,7 +35,19 @@ using job_registry_actor = caf::typed_actor<
     /// A partition's proof and public signals are written.
     caf::reacts_to<done_atom, partition_done>,
     /// A partition failed at some stage; the error names the file.
-    caf::reacts_to<failed_atom, partition_failure>>;
+    caf::reacts_to<failed_atom, partition_failure>,
+    /// Accepts several jobs at once, or none: refused (sec::invalid_argument,
+    /// naming the id) if an id is that of a live job or given twice.
+    caf::replies_to<submit_atom, std::vector<job_spec>>::with<std::vector<uint64_t>>,
+    /// Cancels a live job: its unfinished partitions become cancelled, the
+    /// memory manager drops its queued requests, stages drop it in flight.
+    /// Error sec::invalid_argument for an unknown or finished job.
+    caf::replies_to<cancel_atom, uint64_t>::with<job_status>,
+    /// Long poll: answers when a watched job has news past its cursor, or
+    /// after `wait_ms` (then with no news).
+    caf::replies_to<watch_atom, std::vector<watch_cursor>, uint32_t>::with<std::vector<job_progress>>,
+    /// A watcher's wait ran out (sent to itself).
+    caf::reacts_to<watch_atom, uint64_t>>;
 
 using key_loader_actor = caf::typed_actor<
     /// Loads and checks the key at `path`; blocking, so it runs detached.
@@ -54,7 +68,21 @@ using memory_manager_actor = caf::typed_actor<
     /// A finalizer freed buffers of this arena (-1: the process heap).
     caf::reacts_to<purge_atom, int>,
     /// The ledger and pacing counters.
-    caf::replies_to<stats_atom>::with<memory_stats>>;
+    caf::replies_to<stats_atom>::with<memory_stats>,
+    // ---- memory system
+    /// Drops the queued (not yet granted) partitions of job `seq`; replies
+    /// with how many were dropped. Granted ones return their memory through
+    /// their reservations when the stages drop them.
+    caf::replies_to<cancel_atom, uint64_t>::with<uint64_t>,
+    /// The proving key at `path` holds `bytes` of host memory (0: released).
+    caf::reacts_to<key_memory_atom, std::string, uint64_t>,
+    /// The pinned pool block at this offset is free again (from the block).
+    caf::reacts_to<pool_free_atom, uint64_t>,
+    /// Pinning the pool finished on its own thread: pinned?, milliseconds,
+    /// the reason when not.
+    caf::reacts_to<pool_pinned_atom, bool, double, std::string>,
+    /// The coalesced purge of this arena is due (a timer, sent to itself).
+    caf::reacts_to<purge_due_atom, int>>;
 
 using synthesizer_actor = caf::typed_actor<
     /// Ask the memory manager for the next partition.
@@ -66,7 +94,9 @@ using scheduler_actor = caf::typed_actor<
     /// The partition with this ticket failed before it was ready: stop waiting for it.
     caf::reacts_to<skip_atom, uint64_t>,
     /// A GPU worker asks for its next partition; answered when one is ready.
-    caf::replies_to<pull_atom>::with<synthesized_partition>>;
+    caf::replies_to<pull_atom>::with<synthesized_partition>,
+    /// Its queue: partitions ready, pulls parked, partitions handed out.
+    caf::replies_to<stats_atom>::with<scheduler_stats>>;
 
 using gpu_worker_actor = caf::typed_actor<
     /// Prove the next partition held in the look-ahead (sent to itself).
@@ -74,4 +104,62 @@ using gpu_worker_actor = caf::typed_actor<
 
 using finalizer_actor = caf::typed_actor<caf::reacts_to<finalize_atom, proved_partition>>;
 
+// ================================================================ remote control and clusters
+
+/// A node's agent as its coordinator sees it (actors/node_agent.hpp).
+using node_actor = caf::typed_actor<
+    /// A partition leased to this node.
+    caf::reacts_to<assign_atom, remote_partition>,
+    /// The coordinator cancelled this job (its sequence number): drop its leases.
+    caf::reacts_to<cancel_atom, uint64_t>>;
+
+/// The coordinator's owner of nodes and leases (actors/cluster_dispatcher.hpp).
+using cluster_actor = caf::typed_actor<
+    /// A node joins; replies with its id. The node is monitored from then on.
+    caf::replies_to<join_atom, node_info, node_actor>::with<uint64_t>,
+    /// Node (id) has room for n more partitions.
+    caf::reacts_to<credit_atom, uint64_t, uint32_t>,
+    /// A node's answer for a lease.
+    caf::reacts_to<result_atom, partition_result>,
+    /// A job (sequence number) was cancelled: revoke its leases.
+    caf::reacts_to<cancel_atom, uint64_t>,
+    /// The nodes, for metrics.
+    caf::replies_to<metrics_atom>::with<std::vector<node_metrics>>>;
+
+/// The API that `serve` publishes (actors/control.hpp): clients and nodes
+/// talk to this and nothing else.
+using control_actor = caf::typed_actor<
+    /// Parses and checks a job file, then submits all of its jobs or none.
+    caf::replies_to<submit_atom, job_submission>::with<std::vector<submitted_job>>,
+    /// Every job of this server, in submission order.
+    caf::replies_to<status_atom>::with<std::vector<job_status>>,
+    /// Cancels the live job with this id.
+    caf::replies_to<cancel_atom, std::string>::with<job_status>,
+    /// Long poll for progress (see job_registry_actor); wait_ms is capped.
+    caf::replies_to<watch_atom, std::vector<watch_cursor>, uint32_t>::with<std::vector<job_progress>>,
+    /// Memory, jobs and nodes.
+    caf::replies_to<metrics_atom>::with<cluster_metrics>,
+    /// Cluster messages from nodes, handed to the cluster dispatcher.
+    caf::replies_to<join_atom, node_info, node_actor>::with<uint64_t>,
+    caf::reacts_to<credit_atom, uint64_t, uint32_t>,
+    caf::reacts_to<result_atom, partition_result>>;
+
+/// What the control actor talks to, sent once the runtime is up (local only).
+struct control_wiring {
+  job_registry_actor registry;
+  memory_manager_actor memory;
+  cluster_actor cluster;  ///< null when this server dispatches to no nodes
+};
+
+/// The control actor with its local-only wiring message. `serve` spawns this
+/// and publishes it as control_actor, so remote peers see only the API.
+using control_admin_actor = control_actor::extend<caf::reacts_to<attach_atom, control_wiring>>;
+
+/// The node agent with its local-only timer message; the coordinator sees it as node_actor.
+using node_agent_actor = node_actor::extend<caf::reacts_to<rejoin_atom>>;
+
+// ================================================================ end of remote control and clusters
+
 }  // namespace proofline
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::control_wiring)

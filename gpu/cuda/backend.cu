@@ -192,6 +192,7 @@ class cuda_backend final : public backend {
 
   const char* kind() const override { return "cuda"; }
   std::string describe() const override { return name_; }
+  unsigned lanes() const override { return opt_.lanes; }
 
   result_ptr prove(const key_ptr& key, const partition_ptr& part, const prove_hooks& hooks) override {
     if (!key || !part) throw backend_error("cuda backend: prove() needs a key and a partition");

@@ -10,7 +10,12 @@ namespace proofline::gpu {
 
 int cuda_device_count(std::string* why) { return cuda::device_count(why); }
 
-std::unique_ptr<backend> make_cuda_backend(int device) { return cuda::make_backend(device); }
+std::unique_ptr<backend> make_cuda_backend(int device, const cuda_settings& settings) {
+  cuda::backend_options o;
+  o.memory_limit = settings.memory_limit;
+  o.lanes = settings.lanes;
+  return cuda::make_backend(device, o);
+}
 
 #else
 
@@ -19,7 +24,7 @@ int cuda_device_count(std::string* why) {
   return 0;
 }
 
-std::unique_ptr<backend> make_cuda_backend(int) {
+std::unique_ptr<backend> make_cuda_backend(int, const cuda_settings&) {
   throw backend_error("the CUDA backend is not available: proofline was built without CUDA");
 }
 

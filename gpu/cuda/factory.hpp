@@ -2,6 +2,7 @@
 // build has CUDA, so `--backend auto` can decide at run time.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -15,7 +16,17 @@ namespace proofline::gpu {
 /// insufficient for CUDA runtime version".
 int cuda_device_count(std::string* why = nullptr);
 
+/// What an operator may set on a CUDA backend (gpu/cuda/cuda_backend.hpp has the rest).
+struct cuda_settings {
+  /// Device bytes for resident keys, tables and scratch; 0 = 90% of the
+  /// memory free on the device when the backend starts.
+  std::size_t memory_limit = 0;
+  /// Concurrent prove() calls (GPU-worker lanes); 2 overlaps one partition's
+  /// upload with another's compute.
+  unsigned lanes = 2;
+};
+
 /// The CUDA backend on `device`; throws backend_error when unavailable.
-std::unique_ptr<backend> make_cuda_backend(int device);
+std::unique_ptr<backend> make_cuda_backend(int device, const cuda_settings& settings = {});
 
 }  // namespace proofline::gpu

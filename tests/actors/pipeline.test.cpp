@@ -28,6 +28,7 @@ runtime_config two_partition_budget() {
   rc.memory_budget = 2 * fake_partition_bytes;  // room for exactly two partitions
   rc.synthesizers = 2;
   rc.finalizers = 2;
+  rc.pacing = 1;  // just in time: one granted partition ahead of the GPU worker
   return rc;
 }
 

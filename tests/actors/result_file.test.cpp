@@ -18,7 +18,9 @@ TEST_CASE("result.json of a failed job lists the done partition and the failed o
   done.state = partition_state::done;
   done.proof_file = "proof_0.json";
   done.public_file = "public_0.json";
-  done.spans = {{0.4, 12.5}, {12.6, 42.8}, {42.9, 44.2}};
+  done.spans.synthesize = {0.4, 12.5};
+  done.spans.prove = {12.6, 42.8};
+  done.spans.finalize = {42.9, 44.2};
   partition_report failed;
   failed.index = 1;
   failed.state = partition_state::failed;

@@ -52,7 +52,7 @@ TEST_CASE("run without arguments uses the defaults and the bundled example") {
   CHECK_FALSE(o.opts.job_file);
   CHECK_FALSE(o.opts.out_root);
   CHECK(o.opts.backend == "auto");
-  CHECK(o.opts.synthesizers == 2);
+  CHECK(o.opts.synthesizers == 0);  // automatic: app/backend_choice.hpp
   CHECK(o.opts.finalizers == 2);
   CHECK(o.opts.memory_budget == 0);
   CHECK(o.opts.synthesis_ahead == 0);
@@ -65,7 +65,9 @@ TEST_CASE("usage errors exit 2 with a message on stderr") {
                                              {"prove"},                    // unknown subcommand
                                              {"run", "--backend", "gpu"},  // not a backend
                                              {"run", "--memory-budget", "8X"},  // not a size
-                                             {"run", "--synthesizers", "0"},    // out of range
+                                             {"run", "--synthesizers", "300"},  // out of range
+                                             {"run", "--gpu-lanes", "0"},       // out of range
+                                             {"run", "--gpus", "0", "--gpu-memory", "lots"},
                                              {"run", "--log-level", "loud"},
                                              {"run", "a.json", "b.json"},  // one job file
                                              {"run", "--no-such-option"}}) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The result.json spans of a 4-partition job show the pipeline at work: the
-# synthesis of partition k+1 starts before partition k finishes proving and
-# overlaps it (see e2e_check.py overlap), and every proof verifies.
+# synthesis of partition k+1 starts before partition k finishes proving, and
+# synthesis overlaps the proving of earlier partitions (see e2e_check.py
+# overlap), and every proof verifies.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 stage bn254 medium medium

@@ -1,0 +1,289 @@
+#include "actors/control.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/message_view.hpp>
+#include <caf/sec.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <set>
+
+#include <spdlog/spdlog.h>
+
+namespace proofline {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Longest wait of a remote watch; clients ask again.
+constexpr uint32_t max_remote_watch_ms = 30'000;
+
+caf::error refused(std::string text) {
+  return caf::make_error(caf::sec::invalid_argument, std::move(text));
+}
+
+caf::error starting() { return caf::make_error(caf::sec::runtime_error, server_starting_message); }
+
+std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
+
+/// Writes the inline witnesses of a submission into `dir` and points every
+/// spec at its copy. Throws std::runtime_error with the user's message.
+void spool_inline(control_pointer self, const job_submission& s, const std::string& dir,
+                  std::vector<job_spec>& specs) {
+  std::map<std::string, const inline_witness*> sent;
+  for (const auto& w : s.witnesses) sent.emplace(w.path, &w);
+  std::map<std::string, std::string> copies;  // client path -> spool path
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error(dir + ": cannot create the spool directory: " + ec.message());
+  for (auto& spec : specs)
+    for (auto& w : spec.witnesses) {
+      auto it = sent.find(w);
+      if (it == sent.end())
+        throw std::runtime_error(w + ": job " + in_quotes(spec.id) +
+                                 " names this witness but the submission does not carry it "
+                                 "(submit --inline sends every witness)");
+      auto [copy, fresh] = copies.emplace(w, "");
+      if (fresh) {
+        copy->second = (fs::path(dir) / (std::to_string(copies.size()) + ".wtns")).string();
+        const auto& bytes = it->second->bytes;
+        self->state.cfg.write_file(
+            copy->second,
+            std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+      }
+      w = copy->second;
+    }
+}
+
+/// The first path of `specs` outside the allowed roots, as a message; empty if none.
+std::string path_problem(const control_config& cfg, const std::vector<job_spec>& specs,
+                         bool witnesses_inline) {
+  for (const auto& spec : specs) {
+    std::vector<std::string> paths{spec.zkey, spec.out};
+    if (!witnesses_inline) paths.insert(paths.end(), spec.witnesses.begin(), spec.witnesses.end());
+    for (const auto& p : paths)
+      if (!under_roots(p, cfg.allowed_roots))
+        return "job " + in_quotes(spec.id) + ": " + outside_roots_message(p, cfg.allowed_roots);
+  }
+  return {};
+}
+
+/// Removes a spool directory once every job of its submission completed.
+void clean_spool_after(control_pointer self, const std::vector<uint64_t>& seqs,
+                       const std::string& dir) {
+  auto left = std::make_shared<size_t>(seqs.size());
+  auto done = [left, dir] {
+    if (--*left > 0) return;
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  };
+  for (auto seq : seqs)
+    self->request(self->state.wiring->registry, caf::infinite, await_atom::value, seq)
+        .then([done](const job_report&) { done(); }, [done](caf::error&) { done(); });
+}
+
+}  // namespace
+
+control_admin_actor::behavior_type control(control_pointer self, control_config cfg) {
+  self->state.cfg = std::move(cfg);
+  // A peer may send anything; log it and answer with an error, never quit.
+  self->set_default_handler([](caf::scheduled_actor* ptr, caf::message_view& x)
+                                -> caf::result<caf::message> {
+    spdlog::warn("control: dropped an unexpected message {} from {}",
+                 caf::deep_to_string(x.content()).substr(0, 200),
+                 caf::to_string(ptr->current_sender()));
+    return caf::sec::unexpected_message;
+  });
+  return {
+      [=](attach_atom, const control_wiring& w) {
+        self->state.wiring = w;
+        spdlog::debug("control: runtime attached");
+      },
+      [=](submit_atom, const job_submission& s) { return submit_jobs(self, s); },
+      [=](status_atom) -> caf::result<std::vector<job_status>> {
+        if (!self->state.wiring) return starting();
+        return self->delegate(self->state.wiring->registry, status_atom::value);
+      },
+      [=](cancel_atom, const std::string& id) { return cancel_by_id(self, id); },
+      [=](watch_atom, const std::vector<watch_cursor>& cursors,
+          uint32_t wait_ms) -> caf::result<std::vector<job_progress>> {
+        if (!self->state.wiring) return starting();
+        return self->delegate(self->state.wiring->registry, watch_atom::value, cursors,
+                              std::min(wait_ms, max_remote_watch_ms));
+      },
+      [=](metrics_atom) { return collect_metrics(self); },
+      [=](join_atom, const node_info& info, const node_actor& node) -> caf::result<uint64_t> {
+        if (!self->state.wiring) return starting();
+        if (!self->state.wiring->cluster)
+          return refused("this server does not dispatch to nodes");
+        return self->delegate(self->state.wiring->cluster, join_atom::value, info, node);
+      },
+      [=](credit_atom, uint64_t node, uint32_t n) -> caf::result<void> {
+        if (!self->state.wiring || !self->state.wiring->cluster) return caf::unit;
+        return self->delegate(self->state.wiring->cluster, credit_atom::value, node, n);
+      },
+      [=](result_atom, const partition_result& r) -> caf::result<void> {
+        if (!self->state.wiring || !self->state.wiring->cluster) return caf::unit;
+        return self->delegate(self->state.wiring->cluster, result_atom::value, r);
+      },
+  };
+}
+
+caf::result<std::vector<submitted_job>> submit_jobs(control_pointer self,
+                                                    const job_submission& s) {
+  auto& st = self->state;
+  if (!st.wiring) return starting();
+  if (s.name.empty()) return refused("the submission names no job file");
+  std::vector<job_spec> specs;
+  std::string base = fs::path(s.name).parent_path().string();
+  try {
+    specs = st.cfg.parse_jobs(s.text, s.name, base);
+  } catch (const std::exception& e) {
+    return refused(e.what());
+  }
+  if (auto problem = path_problem(st.cfg, specs, s.inline_witnesses); !problem.empty())
+    return refused(problem);
+  std::string spool;
+  if (s.inline_witnesses) {
+    spool = (fs::path(st.cfg.spool_dir) / ("submission-" + std::to_string(++st.submissions)))
+                .string();
+    try {
+      spool_inline(self, s, spool, specs);
+    } catch (const std::exception& e) {
+      std::error_code ec;
+      fs::remove_all(spool, ec);
+      return refused(e.what());
+    }
+  }
+  auto rp = self->make_response_promise<std::vector<submitted_job>>();
+  self->request(st.wiring->registry, caf::infinite, submit_atom::value, specs)
+      .then(
+          [=](const std::vector<uint64_t>& seqs) mutable {
+            std::vector<submitted_job> out;
+            for (size_t i = 0; i < seqs.size(); ++i) {
+              self->state.by_id[specs[i].id] = seqs[i];
+              out.push_back({specs[i].id, seqs[i]});
+            }
+            spdlog::info("control: accepted {} job(s) of {}{}", specs.size(), s.name,
+                         spool.empty() ? "" : " (inline witnesses)");
+            if (!spool.empty()) clean_spool_after(self, seqs, spool);
+            rp.deliver(std::move(out));
+          },
+          [=](caf::error& e) mutable {
+            if (!spool.empty()) {
+              std::error_code ec;
+              fs::remove_all(spool, ec);
+            }
+            rp.deliver(std::move(e));
+          });
+  return rp;
+}
+
+caf::result<job_status> cancel_by_id(control_pointer self, const std::string& id) {
+  auto& st = self->state;
+  if (!st.wiring) return starting();
+  auto it = st.by_id.find(id);
+  if (it == st.by_id.end()) return refused("no job " + in_quotes(id) + " on this server");
+  uint64_t seq = it->second;
+  auto rp = self->make_response_promise<job_status>();
+  self->request(st.wiring->registry, caf::infinite, cancel_atom::value, seq)
+      .then(
+          [=](const job_status& status) mutable {
+            if (self->state.wiring->cluster)
+              self->send(self->state.wiring->cluster, cancel_atom::value, seq);
+            rp.deliver(status);
+          },
+          [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
+caf::result<cluster_metrics> collect_metrics(control_pointer self) {
+  auto& st = self->state;
+  if (!st.wiring) return starting();
+  auto rp = self->make_response_promise<cluster_metrics>();
+  auto m = std::make_shared<cluster_metrics>();
+  m->name = st.cfg.name;
+  auto w = *st.wiring;
+  // memory, then jobs, then nodes; each step is a local request.
+  auto finish = [=]() mutable {
+    if (!w.cluster) {
+      rp.deliver(*m);
+      return;
+    }
+    self->request(w.cluster, caf::infinite, metrics_atom::value)
+        .then([=](const std::vector<node_metrics>& nodes) mutable {
+                m->nodes = nodes;
+                rp.deliver(*m);
+              },
+              [=](caf::error&) mutable { rp.deliver(*m); });
+  };
+  self->request(w.memory, caf::infinite, stats_atom::value)
+      .then(
+          [=](const memory_stats& mem) mutable {
+            m->memory = mem;
+            self->request(w.registry, caf::infinite, status_atom::value)
+                .then(
+                    [=](const std::vector<job_status>& jobs) mutable {
+                      for (const auto& j : jobs) {
+                        switch (j.state) {
+                          case job_state::done:
+                            ++m->jobs_done;
+                            break;
+                          case job_state::failed:
+                            ++m->jobs_failed;
+                            break;
+                          case job_state::cancelled:
+                            ++m->jobs_cancelled;
+                            break;
+                          default:
+                            ++m->jobs_live;
+                        }
+                        m->partitions_done += j.done;
+                        m->partitions_failed += j.failed;
+                      }
+                      finish();
+                    },
+                    [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+          },
+          [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
+std::string canonical_root(const std::string& dir) {
+  std::error_code ec;
+  auto p = fs::canonical(dir, ec);
+  if (ec) throw std::runtime_error(dir + ": " + ec.message());
+  if (!fs::is_directory(p, ec)) throw std::runtime_error(dir + ": not a directory");
+  return p.string();
+}
+
+bool under_roots(const std::string& path, const std::vector<std::string>& roots) {
+  if (path.empty()) return false;
+  std::error_code ec;
+  fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
+  if (ec) return false;
+  for (const auto& root : roots) {
+    fs::path r(root);
+    auto [ri, pi] = std::mismatch(r.begin(), r.end(), p.begin(), p.end());
+    if (ri == r.end()) return true;
+  }
+  return false;
+}
+
+std::string outside_roots_message(const std::string& path, const std::vector<std::string>& roots) {
+  std::string list;
+  for (const auto& r : roots) list += (list.empty() ? "" : ", ") + r;
+  return path + ": outside the allowed roots (" + (list.empty() ? "none" : list) +
+         "); see serve --allow-root";
+}
+
+std::string error_text(caf::actor_system& sys, const caf::error& e) {
+  const auto& ctx = e.context();
+  if (ctx.match_elements<std::string>()) return ctx.get_as<std::string>(0);
+  return sys.render(e);
+}
+
+}  // namespace proofline

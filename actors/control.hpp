@@ -1,0 +1,89 @@
+// control: the API a `proofline serve` publishes with CAF's io::middleman
+// (control_actor in messages/interfaces.hpp). Clients submit job files,
+// watch progress, cancel and read metrics; nodes join and return results,
+// which control hands to the cluster dispatcher with the sender kept.
+//
+// Problem: remote requests carry paths the server reads and writes, and a
+// server must accept connections before its slow start-up (backends, pinned
+// memory) is over.
+//
+// Design:
+//  * `serve` spawns control before anything slow and publishes it at once;
+//    until the runtime is wired in (attach) every request is refused with
+//    server_starting_message, which clients retry.
+//  * A submission is the job file's text plus the client's absolute path of
+//    it. Control parses it with app/job_file's rules (parse_jobs, injected
+//    by the app: actors/ knows no JSON), resolving relative paths against
+//    that path's directory, then requires every zkey, witness and out path
+//    to lie under an allowed root (serve --allow-root; symlinks resolved).
+//    Inline witnesses are written to the spool directory, removed when the
+//    job completes. Then the registry accepts all the jobs or none.
+//  * Client job ids map to the newest job with that id.
+//  * Unexpected messages (a foreign or malformed client) are logged and
+//    answered with an error; they never stop the actor.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "messages/interfaces.hpp"
+
+namespace proofline {
+
+/// The text of the error every request gets before the runtime is attached.
+inline constexpr const char* server_starting_message = "the server is starting; try again";
+
+struct control_config {
+  /// Parses job-file text (app/job_file rules); throws std::exception whose
+  /// what() names the file, job and field.
+  std::function<std::vector<job_spec>(const std::string& text, const std::string& name,
+                                      const std::string& base_dir)>
+      parse_jobs;
+  std::vector<std::string> allowed_roots;  ///< canonical directories (canonical_root)
+  std::string spool_dir;                   ///< inline witnesses go here (created on demand)
+  std::string name;                        ///< host:pid, for metrics
+  /// Writes a file atomically; throws std::runtime_error naming the path.
+  std::function<void(const std::string& path, std::string_view contents)> write_file;
+};
+
+struct control_state {
+  static inline const char* name = "control";
+  control_config cfg;
+  std::optional<control_wiring> wiring;     ///< set by attach
+  std::map<std::string, uint64_t> by_id;    ///< client id -> newest seq
+  uint64_t submissions = 0;                 ///< names spool subdirectories
+};
+
+using control_pointer = control_admin_actor::stateful_pointer<control_state>;
+
+control_admin_actor::behavior_type control(control_pointer self, control_config cfg);
+
+caf::result<std::vector<submitted_job>> submit_jobs(control_pointer self,
+                                                    const job_submission& s);
+caf::result<job_status> cancel_by_id(control_pointer self, const std::string& id);
+caf::result<cluster_metrics> collect_metrics(control_pointer self);
+
+// ---- path policy (also used by the node agent)
+
+/// `dir` made absolute with symlinks resolved; throws std::runtime_error
+/// naming the directory when it does not exist.
+std::string canonical_root(const std::string& dir);
+
+/// Whether `path` (absolute or relative to the working directory) lies
+/// under one of `roots` once resolved (weakly_canonical: symlinks of the
+/// part that exists are followed, `..` cannot escape).
+bool under_roots(const std::string& path, const std::vector<std::string>& roots);
+
+/// "PATH: outside the allowed roots (/a, /b); see serve --allow-root".
+std::string outside_roots_message(const std::string& path, const std::vector<std::string>& roots);
+
+/// The text of an error as a user should read it: the string a handler put
+/// in its context, else CAF's rendering.
+std::string error_text(caf::actor_system& sys, const caf::error& e);
+
+}  // namespace proofline

@@ -1,0 +1,109 @@
+#include "app/backend_choice.hpp"
+
+#include <algorithm>
+#include <sstream>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "gpu/cuda/factory.hpp"
+#include "memory/size.hpp"
+
+namespace proofline::app {
+
+unsigned backend_choice::lanes() const {
+  unsigned n = 0;
+  for (const auto& b : backends) n += b->lanes();
+  return n;
+}
+
+unsigned default_synthesizers(const backend_choice& choice, unsigned finalizers) {
+  if (!choice.cuda()) return 2;
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  unsigned spare = cores > finalizers + 1 ? cores - finalizers - 1 : 0;
+  return std::clamp(spare, 2u, 64u);
+}
+
+std::optional<std::vector<int>> parse_gpu_list(const std::string& text, int visible,
+                                               std::string* error) {
+  auto fail = [&](const std::string& why) -> std::optional<std::vector<int>> {
+    if (error) *error = "--gpus " + text + ": " + why;
+    return std::nullopt;
+  };
+  std::vector<int> ids;
+  if (text == "all") {
+    for (int d = 0; d < visible; ++d) ids.push_back(d);
+    return ids;
+  }
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
+        item.size() > 4)
+      return fail("expected all or device ids like 0,1, got \"" + item + "\"");
+    int id = std::stoi(item);
+    if (id >= visible)
+      return fail("device " + item + " is not visible (" + std::to_string(visible) +
+                  " CUDA device(s))");
+    if (std::find(ids.begin(), ids.end(), id) != ids.end())
+      return fail("device " + item + " is listed twice");
+    ids.push_back(id);
+  }
+  if (ids.empty()) return fail("no device ids");
+  return ids;
+}
+
+backend_choice choose_backends(const backend_request& r) {
+  backend_choice c;
+  auto cpu = [&](const std::string& why) {
+    c.backends.push_back(std::shared_ptr<gpu::backend>(gpu::make_cpu_backend(r.cpu_threads)));
+    spdlog::info("backend: CPU ({}); {}", c.backends.back()->describe(), why);
+  };
+  if (r.backend == "cpu") {
+    cpu("--backend cpu");
+    return c;
+  }
+  std::string why;
+  int visible = gpu::cuda_device_count(&why);
+  if (visible <= 0) {
+    if (r.backend == "cuda")
+      c.error = "--backend cuda: no usable CUDA device (" + why + ")";
+    else
+      cpu("--backend auto found no CUDA device (" + why + ")");
+    return c;
+  }
+  std::string problem;
+  auto ids = parse_gpu_list(r.gpus, visible, &problem);
+  if (!ids) {
+    c.error = problem;
+    return c;
+  }
+  gpu::cuda_settings settings;
+  settings.lanes = r.gpu_lanes ? r.gpu_lanes : 1;
+  if (!r.gpu_memory.empty()) {
+    auto bytes = memory::parse_size(r.gpu_memory);
+    if (!bytes || *bytes == 0) {
+      c.error = "--gpu-memory " + r.gpu_memory + ": expected a size like 40G";
+      return c;
+    }
+    settings.memory_limit = *bytes;
+  }
+  try {
+    for (int d : *ids)
+      c.backends.push_back(std::shared_ptr<gpu::backend>(gpu::make_cuda_backend(d, settings)));
+  } catch (const std::exception& e) {
+    c.backends.clear();
+    if (r.backend == "cuda") {
+      c.error = std::string("--backend cuda: ") + e.what();
+      return c;
+    }
+    cpu(std::string("--backend auto: the CUDA backend is unavailable (") + e.what() + ")");
+    return c;
+  }
+  for (const auto& b : c.backends)
+    spdlog::info("backend: CUDA ({}), {} lane(s); --backend {} --gpus {} ({} visible)",
+                 b->describe(), b->lanes(), r.backend, r.gpus, visible);
+  return c;
+}
+
+}  // namespace proofline::app

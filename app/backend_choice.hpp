@@ -1,0 +1,49 @@
+// Which prover backends a command runs on: --backend auto|cpu|cuda with
+// --gpus, --gpu-memory and --gpu-lanes. Shared by `run` and `serve`.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/backend.hpp"
+
+namespace proofline::app {
+
+struct backend_request {
+  std::string backend = "auto";  ///< auto | cpu | cuda
+  std::string gpus = "all";      ///< all | comma-separated device ids
+  std::string gpu_memory;        ///< size text; empty: the backend's default
+  unsigned gpu_lanes = 2;
+  unsigned cpu_threads = 0;  ///< CPU backend threads; 0 = every hardware thread
+};
+
+struct backend_choice {
+  std::vector<std::shared_ptr<gpu::backend>> backends;  ///< one per device used
+  std::string error;  ///< non-empty: the request cannot be met (a usage error)
+
+  bool cuda() const { return !backends.empty() && std::string(backends.front()->kind()) == "cuda"; }
+  /// GPU-worker lanes over all backends (the runtime spawns one worker each).
+  unsigned lanes() const;
+};
+
+/// "all" -> every id below `visible`; "0,2" -> {0, 2}. Returns nothing and
+/// sets *error for text that is not a list of distinct ids below `visible`.
+std::optional<std::vector<int>> parse_gpu_list(const std::string& text, int visible,
+                                               std::string* error);
+
+/// Synthesizers when the command line leaves it open (0): with the CUDA
+/// backend every core but the finalizers' and one for the actor system, at
+/// least 2 (synthesis of one partition is single-threaded and takes ~10 times
+/// its GPU time at 2^20); with the CPU backend 2, since proving already uses
+/// every core.
+unsigned default_synthesizers(const backend_choice& choice, unsigned finalizers);
+
+/// Creates the backends and logs which one runs and why. With --backend auto
+/// and no usable CUDA device, the CPU backend (said in the log); with
+/// --backend cuda and none, an error. A --gpus list naming a device that is
+/// not there is an error with either.
+backend_choice choose_backends(const backend_request& request);
+
+}  // namespace proofline::app

@@ -1,0 +1,235 @@
+#include "app/client_command.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "app/summary.hpp"
+#include "memory/size.hpp"
+
+namespace proofline::app {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+const char* const client_footer =
+    "EXIT CODES: 0 success; 1 the job failed, was cancelled or is unknown, or the server "
+    "could not be reached within --connect-timeout or was lost; 2 a bad option.";
+
+/// The newest job with this id, if the server knows one.
+std::optional<job_status> find_job(const std::vector<job_status>& jobs, const std::string& id) {
+  for (auto it = jobs.rbegin(); it != jobs.rend(); ++it)
+    if (it->id == id) return *it;
+  return std::nullopt;
+}
+
+json status_json(const job_status& s) {
+  return json{{"id", s.id},         {"seq", s.seq},       {"status", to_string(s.state)},
+              {"done", s.done},     {"failed", s.failed}, {"total", s.total}};
+}
+
+void print_status_table(std::ostream& out, const std::vector<job_status>& jobs) {
+  std::size_t w = 3;
+  for (const auto& j : jobs) w = std::max(w, j.id.size());
+  char line[64];
+  auto cells = [&](const std::string& id, const char* state, const std::string& done,
+                   const std::string& failed, const std::string& total) {
+    std::snprintf(line, sizeof(line), "  %-12s %6s %6s %6s", state, done.c_str(), failed.c_str(),
+                  total.c_str());
+    out << id << std::string(w - id.size(), ' ') << line << "\n";
+  };
+  cells("job", "status", "done", "failed", "total");
+  for (const auto& j : jobs)
+    cells(j.id, to_string(j.state), std::to_string(j.done), std::to_string(j.failed),
+          std::to_string(j.total));
+}
+
+json metrics_json(const cluster_metrics& m) {
+  json nodes = json::array();
+  for (const auto& n : m.nodes)
+    nodes.push_back(json{{"id", n.id},
+                         {"name", n.info.name},
+                         {"backends", n.info.backends},
+                         {"memory_budget", n.info.memory_budget},
+                         {"slots", n.info.slots},
+                         {"credit", n.credit},
+                         {"leased", n.leased},
+                         {"proved", n.proved},
+                         {"failed", n.failed},
+                         {"requeued", n.requeued}});
+  const auto& mem = m.memory;
+  return json{{"server", m.name},
+              {"jobs", {{"live", m.jobs_live},
+                        {"done", m.jobs_done},
+                        {"failed", m.jobs_failed},
+                        {"cancelled", m.jobs_cancelled}}},
+              {"partitions", {{"done", m.partitions_done}, {"failed", m.partitions_failed}}},
+              {"memory", {{"budget", mem.budget},
+                          {"reserved", mem.reserved},
+                          {"peak_reserved", mem.peak_reserved},
+                          {"queued", mem.queued},
+                          {"reservations", mem.reservations},
+                          {"grants", mem.grants},
+                          {"cancelled", mem.cancelled},
+                          {"keys", mem.keys},
+                          {"pool", mem.pool},
+                          {"fixed", mem.fixed},
+                          {"rss", mem.rss}}},
+              {"nodes", nodes}};
+}
+
+void print_metrics(std::ostream& out, const cluster_metrics& m) {
+  const auto& mem = m.memory;
+  out << "server " << m.name << "\n"
+      << "jobs: " << m.jobs_live << " live, " << m.jobs_done << " done, " << m.jobs_failed
+      << " failed, " << m.jobs_cancelled << " cancelled; partitions: " << m.partitions_done
+      << " done, " << m.partitions_failed << " failed\n"
+      << "memory: " << memory::format_bytes(mem.reserved) << " reserved of "
+      << memory::format_bytes(mem.budget) << " (peak " << memory::format_bytes(mem.peak_reserved)
+      << "), " << mem.reservations << " reservation(s), " << mem.queued
+      << " partition(s) queued, " << mem.grants << " granted, " << mem.cancelled
+      << " dropped by cancel\n";
+  if (m.nodes.empty()) {
+    out << "nodes: none\n";
+    return;
+  }
+  out << "nodes:\n";
+  for (const auto& n : m.nodes) {
+    out << "  " << n.id << " " << n.info.name << ": " << n.info.slots << " slot(s), "
+        << n.leased << " leased, " << n.proved << " proved, " << n.failed << " failed, "
+        << n.requeued << " taken back; " << memory::format_bytes(n.info.memory_budget);
+    for (const auto& b : n.info.backends) out << "; " << b;
+    out << "\n";
+  }
+}
+
+using runner = int (*)(const client_command_options&, std::ostream&, std::ostream&);
+
+CLI::App& add_one(cli& c, const char* name, const char* summary, runner run,
+                  std::shared_ptr<client_command_options> opts) {
+  CLI::App& s = c.add(name, summary, [opts, run](std::ostream& out, std::ostream& err) {
+    return run(*opts, out, err);
+  });
+  s.footer(client_footer);
+  add_client_options(s, opts->client);
+  return s;
+}
+
+}  // namespace
+
+void add_client_commands(cli& c) {
+  auto status = std::make_shared<client_command_options>();
+  auto& s = add_one(c, "status", "Jobs of a running `proofline serve` and where they stand",
+                    status_command, status);
+  s.add_option("JOB", status->job, "Only this job (the newest with this id)");
+  s.add_flag("--json", status->client.json, "Print JSON: [{id, seq, status, done, failed, total}]");
+
+  auto cancel = std::make_shared<client_command_options>();
+  add_one(c, "cancel",
+          "Cancel a live job of a running `proofline serve` (result.json: \"cancelled\")",
+          cancel_command, cancel)
+      .add_option("JOB", cancel->job, "The job's id")
+      ->required();
+
+  auto await = std::make_shared<client_command_options>();
+  add_one(c, "await", "Wait for a job of a running `proofline serve`, then print its summary",
+          await_command, await)
+      .add_option("JOB", await->job, "The job's id")
+      ->required();
+
+  auto metrics = std::make_shared<client_command_options>();
+  add_one(c, "metrics", "Memory, jobs and cluster nodes of a running `proofline serve`",
+          metrics_command, metrics)
+      .add_flag("--json", metrics->client.json, "Print JSON");
+}
+
+int status_command(const client_command_options& o, std::ostream& out, std::ostream& err) {
+  client_session session(o.client);
+  if (auto code = session.open("status", err)) return *code;
+  std::string error;
+  auto jobs = session.call<std::vector<job_status>>(error, status_atom::value);
+  if (!jobs) {
+    err << "proofline status: " << error << "\n";
+    return exit_failed;
+  }
+  if (!o.job.empty()) {
+    auto j = find_job(*jobs, o.job);
+    if (!j) {
+      err << "proofline status: no job \"" << o.job << "\" on " << session.where() << "\n";
+      return exit_failed;
+    }
+    jobs = std::vector<job_status>{*j};
+  }
+  if (o.client.json) {
+    json arr = json::array();
+    for (const auto& j : *jobs) arr.push_back(status_json(j));
+    out << arr.dump(2) << "\n";
+  } else {
+    print_status_table(out, *jobs);
+  }
+  return exit_ok;
+}
+
+int cancel_command(const client_command_options& o, std::ostream& out, std::ostream& err) {
+  client_session session(o.client);
+  if (auto code = session.open("cancel", err)) return *code;
+  std::string error;
+  auto status = session.call<job_status>(error, cancel_atom::value, o.job);
+  if (!status) {
+    err << "proofline cancel: " << error << "\n";
+    return exit_failed;
+  }
+  out << "job " << status->id << " cancelled (" << status->done << " of " << status->total
+      << " partition(s) were done)\n";
+  return exit_ok;
+}
+
+int await_command(const client_command_options& o, std::ostream& out, std::ostream& err) {
+  client_session session(o.client);
+  if (auto code = session.open("await", err)) return *code;
+  std::string error;
+  auto jobs = session.call<std::vector<job_status>>(error, status_atom::value);
+  if (!jobs) {
+    err << "proofline await: " << error << "\n";
+    return exit_failed;
+  }
+  auto j = find_job(*jobs, o.job);
+  if (!j) {
+    err << "proofline await: no job \"" << o.job << "\" on " << session.where() << "\n";
+    return exit_failed;
+  }
+  auto reports = session.wait({{j->id, j->seq}}, out, is_tty(out), error);
+  if (!reports) {
+    err << "proofline await: " << error << "\n";
+    return exit_failed;
+  }
+  // The job's own time at the server (submission to completion), not this wait's.
+  const auto& total = reports->front().total;
+  double job_ms = total.recorded() && total.end >= total.start ? total.end - total.start : 0.0;
+  out << "\n";
+  print_summary(out, *reports, job_ms);
+  return reports->front().state == job_state::done ? exit_ok : exit_failed;
+}
+
+int metrics_command(const client_command_options& o, std::ostream& out, std::ostream& err) {
+  client_session session(o.client);
+  if (auto code = session.open("metrics", err)) return *code;
+  std::string error;
+  auto m = session.call<cluster_metrics>(error, metrics_atom::value);
+  if (!m) {
+    err << "proofline metrics: " << error << "\n";
+    return exit_failed;
+  }
+  if (o.client.json)
+    out << metrics_json(*m).dump(2) << "\n";
+  else
+    print_metrics(out, *m);
+  return exit_ok;
+}
+
+}  // namespace proofline::app

@@ -1,0 +1,197 @@
+#include "app/net_common.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/manager.hpp>
+#include <caf/scoped_actor.hpp>
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
+namespace proofline::app {
+
+namespace {
+
+/// CAF scheduler threads: they route messages and keep the books; the
+/// blocking work runs in detached actors and the network on the middleman's
+/// own thread.
+constexpr int scheduler_threads = 2;
+
+/// Pause between connection attempts.
+constexpr std::chrono::milliseconds retry_pause{200};
+
+std::string openssl_error() {
+  std::string msg;
+  while (auto code = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(code, buf, sizeof(buf));
+    msg += (msg.empty() ? "" : "; ") + std::string(buf);
+  }
+  return msg.empty() ? std::string("unknown OpenSSL error") : msg;
+}
+
+/// Refuses to prompt for a passphrase: CAF's module would prompt on the
+/// terminal of a daemon.
+int no_passphrase(char*, int, int, void*) { return 0; }
+
+std::string readable(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return path + ": cannot open: " + std::strerror(errno);
+  return {};
+}
+
+}  // namespace
+
+std::string endpoint::text() const {
+  bool v6 = host.find(':') != std::string::npos;
+  return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+std::optional<endpoint> parse_endpoint(const std::string& s, std::string& why) {
+  auto colon = s.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == s.size()) {
+    why = "expected HOST:PORT, got \"" + s + "\"";
+    return std::nullopt;
+  }
+  endpoint ep;
+  ep.host = s.substr(0, colon);
+  if (ep.host.size() >= 2 && ep.host.front() == '[' && ep.host.back() == ']')
+    ep.host = ep.host.substr(1, ep.host.size() - 2);
+  std::string port = s.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) > 65535) {
+    why = "expected a port 0..65535 in \"" + s + "\"";
+    return std::nullopt;
+  }
+  ep.port = static_cast<uint16_t>(std::stoul(port));
+  return ep;
+}
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+std::string check_tls(const tls_options& tls) {
+  if (!tls.any()) return {};
+  if (tls.cert.empty() || tls.key.empty() || tls.ca.empty())
+    return "TLS needs all of --tls-cert, --tls-key and --tls-ca (mutual authentication)";
+  for (const auto* f : {&tls.cert, &tls.key, &tls.ca})
+    if (auto problem = readable(*f); !problem.empty()) return problem;
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_method()), SSL_CTX_free);
+  if (!ctx) return "cannot create an OpenSSL context: " + openssl_error();
+  SSL_CTX_set_default_passwd_cb(ctx.get(), no_passphrase);
+  ERR_clear_error();
+  if (SSL_CTX_use_certificate_chain_file(ctx.get(), tls.cert.c_str()) != 1)
+    return tls.cert + ": not a PEM certificate chain (" + openssl_error() + ")";
+  {  // the key alone first, so a key of another certificate is named as such
+    std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> alone(SSL_CTX_new(TLS_method()),
+                                                            SSL_CTX_free);
+    SSL_CTX_set_default_passwd_cb(alone.get(), no_passphrase);
+    if (!alone || SSL_CTX_use_PrivateKey_file(alone.get(), tls.key.c_str(), SSL_FILETYPE_PEM) != 1)
+      return tls.key + ": not an unencrypted PEM private key (" + openssl_error() + ")";
+  }
+  if (SSL_CTX_use_PrivateKey_file(ctx.get(), tls.key.c_str(), SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_check_private_key(ctx.get()) != 1) {
+    ERR_clear_error();
+    return tls.key + ": does not match the certificate " + tls.cert;
+  }
+  if (SSL_CTX_load_verify_locations(ctx.get(), tls.ca.c_str(), nullptr) != 1)
+    return tls.ca + ": not a PEM CA certificate (" + openssl_error() + ")";
+  return {};
+}
+
+void add_tls_options(CLI::App& app, tls_options& tls) {
+  app.add_option("--tls-cert", tls.cert,
+                 "TLS: this process's certificate chain (PEM). With --tls-key and --tls-ca, "
+                 "every link uses CAF's OpenSSL module with mutual authentication: peers "
+                 "without a certificate from the CA are refused")
+      ->type_name("FILE");
+  app.add_option("--tls-key", tls.key, "TLS: the certificate's private key (PEM, unencrypted)")
+      ->type_name("FILE");
+  app.add_option("--tls-ca", tls.ca, "TLS: the CA certificate peers' certificates must chain to")
+      ->type_name("FILE");
+}
+
+void configure_network(caf::actor_system_config& cfg, const tls_options& tls,
+                       std::chrono::milliseconds peer_timeout) {
+  cfg.load<caf::io::middleman>();
+  if (tls.any()) {
+    cfg.load<caf::openssl::manager>();
+    cfg.openssl_certificate = tls.cert;
+    cfg.openssl_key = tls.key;
+    cfg.openssl_cafile = tls.ca;
+  }
+  cfg.set("middleman.heartbeat-interval", caf::timespan{heartbeat_interval});
+  cfg.set("middleman.connection-timeout", caf::timespan{peer_timeout});
+  cfg.set("scheduler.max-threads", scheduler_threads);
+  cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  register_message_types(cfg);
+}
+
+caf::io::middleman_actor connector(caf::actor_system& sys, bool tls) {
+  return tls ? sys.openssl_manager().actor_handle() : sys.middleman().actor_handle();
+}
+
+control_actor connect_control(caf::actor_system& sys, const endpoint& ep, bool tls,
+                              std::chrono::milliseconds patience, std::string& why) {
+  using clock = std::chrono::steady_clock;
+  auto deadline = clock::now() + patience;
+  caf::scoped_actor self{sys};
+  auto conn = connector(sys, tls);
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now());
+    auto attempt = std::max(left, std::chrono::milliseconds(1000));
+    control_actor found;
+    self->request(conn, attempt, caf::connect_atom::value, ep.host, ep.port)
+        .receive(
+            [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>& ifs) {
+              if (!ptr)
+                why = "no actor is published at " + ep.text();
+              else if (!sys.assignable<control_actor>(ifs))
+                why = ep.text() + " is not a proofline server of this version (its interface "
+                                  "differs)";
+              else
+                found = caf::actor_cast<control_actor>(ptr);
+            },
+            [&](caf::error& e) { why = sys.render(e); });
+    if (found) return found;
+    if (clock::now() + retry_pause >= deadline) return {};
+    std::this_thread::sleep_for(retry_pause);
+  }
+}
+
+std::string process_name() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "localhost");
+  return std::string(host) + ":" + std::to_string(getpid());
+}
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
+  return bytes;
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
+  return text.str();
+}
+
+}  // namespace proofline::app

@@ -1,0 +1,362 @@
+#include "app/serve_command.hpp"
+
+#include <caf/actor_cast.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/openssl/publish.hpp>
+#include <caf/send.hpp>
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "actors/cluster_dispatcher.hpp"
+#include "actors/control.hpp"
+#include "actors/node_agent.hpp"
+#include "actors/prover_ops.hpp"
+#include "actors/runtime.hpp"
+#include "app/job_file.hpp"
+#include "app/run_command.hpp"
+#include "app/backend_choice.hpp"
+#include "app/metrics_http.hpp"
+#include "app/observer.hpp"
+#include "gpu/backend.hpp"
+#include "gpu/cuda/factory.hpp"
+#include "gpu/pinning.hpp"
+#include "memory/estimate.hpp"
+#include "memory/size.hpp"
+
+namespace proofline::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const serve_footer = R"(ROLES:
+  proofline serve                      a server on 127.0.0.1:7470: clients submit job
+                                       files (proofline submit) and it proves them
+  proofline serve --listen H:P         the same on another address (port 0: any free port)
+  proofline serve --join H:P           a node: it registers its GPUs (backends), memory
+                                       and --slots with the coordinator at H:P and pulls
+                                       partitions from it in the coordinator's priority
+                                       order whenever it has room
+  Any listening server is a coordinator: nodes may join it. It also proves
+  locally unless --no-local-proving. A node that disconnects (its connection
+  drops, or its heartbeats stop for --peer-timeout) has its partitions queued
+  again; a node sends proofs back as text and only the coordinator writes
+  outputs, ignoring a result for a partition it took back or already has.
+
+PATHS AND STORAGE:
+  Clients send the job file's text and its absolute path; the server resolves
+  relative paths against that path's directory and writes the outputs itself.
+  Every zkey, witness and out path must lie under an --allow-root directory of
+  the server (symlinks resolved; default: the server's working directory), and
+  a node reads zkey and witness paths only under its own --allow-root. In a
+  cluster, job files must name paths on storage every node sees at the same
+  path (a shared file system), or use `submit --inline`, which sends the
+  witness bytes with the job; proving keys always come from shared storage.
+
+SECURITY:
+  With --tls-cert, --tls-key and --tls-ca every link (listening and joining)
+  uses CAF's OpenSSL module with mutual certificate authentication: a peer
+  without a certificate from that CA is refused. A listener on an address
+  other than loopback needs TLS, or --insecure. One more reason: CAF 0.17's
+  BASP protocol allocates whatever payload length (up to 4 GiB) a message
+  header announces, before any handshake; a plain-text listener lets anyone
+  who can reach it make the server allocate and zero that much memory per
+  connection. TLS stops unauthenticated peers before BASP reads a byte.
+  Malformed messages and garbage bytes only close the offending connection.
+
+HEARTBEATS: every proofline process sends a BASP heartbeat every 500 ms; a
+  peer silent for --peer-timeout seconds is dropped (its work is re-queued).
+
+Stop with SIGINT or SIGTERM; exit 0 then, 2 on a usage error (bad option,
+unsafe listener, address in use, backend unavailable).)";
+
+/// Blocks SIGINT and SIGTERM in this thread and, by inheritance, in every
+/// thread the actor system starts, so sigwait() below receives them.
+sigset_t block_stop_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return set;
+}
+
+}  // namespace
+
+void add_serve_command(cli& c) {
+  auto opts = std::make_shared<serve_options>();
+  CLI::App& s = c.add("serve",
+                      "Run a proving daemon for clients and cluster nodes (docs/CLUSTER.md)",
+                      [opts](std::ostream& out, std::ostream& err) {
+                        return serve_command(*opts, out, err);
+                      });
+  s.footer(serve_footer);
+  s.add_option("--listen", opts->listen,
+               "Publish the control actor on HOST:PORT (default 127.0.0.1:7470; port 0 = any "
+               "free port, printed). Non-loopback addresses need TLS or --insecure")
+      ->type_name("HOST:PORT");
+  s.add_option("--join", opts->join,
+               "Be a node of the coordinator at HOST:PORT (retries until it answers). Without "
+               "--listen a node does not listen itself")
+      ->type_name("HOST:PORT");
+  add_tls_options(s, opts->tls);
+  s.add_flag("--insecure", opts->insecure,
+             "Allow a plain-text listener on a non-loopback address (see SECURITY)");
+  s.add_option("--allow-root", opts->allow_roots,
+               "Remote requests may read and write only under this directory (repeatable; "
+               "default: the working directory)")
+      ->type_name("DIR");
+  s.add_option("--spool", opts->spool,
+               "Scratch directory for inline witnesses and a node's partitions (default: "
+               "<tmp>/proofline-spool-<pid>, removed at exit)")
+      ->type_name("DIR");
+  s.add_option("--slots", opts->slots,
+               "Node: partitions it works on at once (default: synthesizers + GPU workers)")
+      ->check(CLI::Range(1u, 4096u));
+  s.add_flag("--no-local-proving", opts->no_local_proving,
+             "Coordinator: prove nothing here, only hand partitions to nodes");
+  s.add_option("--peer-timeout", opts->peer_timeout_s,
+               "Drop a peer whose heartbeats stop for this many seconds")
+      ->check(CLI::Range(2u, 3600u))
+      ->capture_default_str();
+  s.add_option("--backend", opts->backend, "Prover backend, as for run: auto, cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  add_gpu_options(s, opts->gpus, opts->gpu_memory, opts->gpu_lanes);
+  s.add_option("--synthesizers", opts->synthesizers, "Synthesizer actors, as for run (0: automatic)")
+      ->check(CLI::Range(0u, 256u))
+      ->capture_default_str();
+  s.add_option("--finalizers", opts->finalizers, "Finalizer actors, as for run")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  s.add_option("--cpu-threads", opts->cpu_threads, "Threads of the CPU backend; 0 = all")
+      ->check(CLI::Range(0u, 4096u))
+      ->capture_default_str();
+  s.add_option("--synthesis-ahead", opts->synthesis_ahead, "As for run (default: synthesizers + GPU workers)")
+      ->check(CLI::Range(1u, 1024u));
+  s.add_option("--memory-budget", opts->memory_budget,
+               "Memory budget, as for run (512M, 8G, ...). A coordinator queues partitions "
+               "with the same estimates, so one partition must fit")
+      ->check(size_validator());
+  s.add_option("--log-level", opts->log_level,
+               "Log level on stderr: trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+  add_metrics_options(s, opts->metrics, opts->metrics_public);
+  s.parse_complete_callback([opts, &s] { opts->listen_given = s.count("--listen") > 0; });
+}
+
+int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) {
+  run_options log_opts;
+  log_opts.log_level = o.log_level;
+  log_opts.log_level_given = true;
+  setup_logging(log_opts);
+  auto usage = [&](const std::string& msg) {
+    err << "proofline serve: " << msg << "\n";
+    return exit_usage;
+  };
+
+  // 1. Options, all checked before anything starts.
+  std::string why;
+  std::optional<endpoint> listen, join;
+  bool listening = o.listen_given || o.join.empty();
+  if (listening) {
+    listen = parse_endpoint(o.listen_given ? o.listen : default_endpoint, why);
+    if (!listen) return usage("--listen: " + why);
+  }
+  if (!o.join.empty()) {
+    join = parse_endpoint(o.join, why);
+    if (!join) return usage("--join: " + why);
+  }
+  if (auto problem = check_tls(o.tls); !problem.empty()) return usage(problem);
+  bool tls = o.tls.any();
+  if (listen && !is_loopback(listen->host) && !tls && !o.insecure)
+    return usage("--listen " + listen->text() +
+                 " is not a loopback address: give --tls-cert/--tls-key/--tls-ca, or --insecure "
+                 "to accept unauthenticated peers (see SECURITY in --help)");
+  std::vector<std::string> roots;
+  try {
+    if (o.allow_roots.empty()) roots.push_back(canonical_root(fs::current_path().string()));
+    for (const auto& r : o.allow_roots) roots.push_back(canonical_root(r));
+  } catch (const std::exception& e) {
+    return usage(std::string("--allow-root ") + e.what());
+  }
+  std::string spool = o.spool.empty() ? (fs::temp_directory_path() /
+                                         ("proofline-spool-" + std::to_string(getpid())))
+                                            .string()
+                                      : o.spool;
+  {
+    std::error_code ec;
+    fs::create_directories(spool, ec);
+    if (ec) return usage("--spool " + spool + ": " + ec.message());
+    spool = fs::canonical(spool).string();
+  }
+  uint64_t budget = o.memory_budget.empty() ? default_memory_budget()
+                                            : *memory::parse_size(o.memory_budget);
+  std::optional<metrics_endpoint> metrics;
+  if (!o.metrics.empty()) {
+    metrics = parse_metrics_endpoint(o.metrics, &why);
+    if (!metrics) return usage("--metrics: " + why);
+    if (!is_loopback_address(metrics->host) && !o.metrics_public)
+      return usage("--metrics " + o.metrics +
+                   ": not a loopback address, and the endpoint has no authentication; add "
+                   "--metrics-public to serve it there anyway");
+  }
+
+  // 2. The actor system and the control actor, published before anything slow.
+  sigset_t stop_signals = block_stop_signals();
+  caf::actor_system_config cfg;
+  configure_network(cfg, o.tls, std::chrono::seconds(o.peer_timeout_s));
+  caf::actor_system sys{cfg};
+  auto ops = real_prover_ops(o.cpu_threads);
+  control_config cc;
+  cc.parse_jobs = [](const std::string& text, const std::string& name, const std::string& base) {
+    return parse_job_file(text, name, base, base);
+  };
+  cc.allowed_roots = roots;
+  cc.spool_dir = spool;
+  cc.name = process_name();
+  cc.write_file = ops.write_file;
+  auto control = sys.spawn(proofline::control, cc);
+  auto stop_control = [&] { caf::anon_send_exit(control, caf::exit_reason::user_shutdown); };
+  if (listen) {
+    auto published = caf::actor_cast<control_actor>(control);
+    auto port = tls ? caf::openssl::publish(published, listen->port, listen->host.c_str(), true)
+                    : sys.middleman().publish(published, listen->port, listen->host.c_str(), true);
+    if (!port) {
+      stop_control();
+      return usage("cannot listen on " + listen->text() + ": " + sys.render(port.error()));
+    }
+    listen->port = *port;
+    out << "proofline serve: listening on " << listen->text() << (tls ? " (TLS)" : "")
+        << std::endl;
+    std::string root_list;
+    for (const auto& r : roots) root_list += (root_list.empty() ? "" : ", ") + r;
+    spdlog::info("serve: listening on {}{}; allowed roots: {}", listen->text(),
+                 tls ? " with mutual TLS" : "", root_list);
+  }
+
+  // 3. The runtime (backends, pinned memory: the slow part).
+  auto choice = choose_backends(
+      backend_request{o.backend, o.gpus, o.gpu_memory, o.gpu_lanes, o.cpu_threads});
+  if (!choice.error.empty()) {
+    stop_control();
+    return usage(choice.error);
+  }
+  runtime_config rc;
+  rc.memory_budget = budget;
+  const unsigned synthesizers =
+      o.synthesizers ? o.synthesizers : default_synthesizers(choice, o.finalizers);
+  rc.synthesizers = o.no_local_proving ? 0 : synthesizers;
+  rc.finalizers = o.finalizers;
+  rc.pacing = o.synthesis_ahead;
+  bool cuda = choice.cuda();
+  rc.footprint = cuda ? memory::cuda_backend_footprint : memory::cpu_backend_footprint;
+  if (cuda)  // pinned staging and window sums per lane
+    rc.footprint.fixed_bytes =
+        o.gpu_lanes * (memory::cuda_lane_staging_bytes + memory::cuda_lane_results_bytes);
+  rc.pinned_pool = o.no_local_proving ? 0 : memory::default_pool_bytes(rc.memory_budget);
+  rc.pinned_pool_partitions = synthesizers + 3 * choice.lanes();
+  if (rc.pinned_pool + rc.footprint.fixed_bytes * choice.backends.size() >= rc.memory_budget)
+    rc.pinned_pool = 0;
+  if (cuda) rc.pinner = gpu::cuda_pinner();
+  spdlog::info("serve: memory budget {}; {}", memory::format_bytes(budget),
+               o.no_local_proving ? "proving nothing locally (coordinator only)"
+                                  : "proving locally");
+  // Observed for --metrics: sampled once a second, no samples kept (a daemon).
+  std::optional<observation> obs;
+  if (metrics) {
+    observation_options oo;
+    oo.nvml = cuda;
+    oo.metrics = metrics;
+    oo.period = std::chrono::milliseconds(1000);
+    oo.keep_samples = false;
+    std::vector<backend_record> records;
+    for (const auto& b : choice.backends)
+      records.push_back({b->kind(), b->describe(), -1, std::max(1u, b->lanes())});
+    if (cuda)
+      if (auto ids = parse_gpu_list(o.gpus, gpu::cuda_device_count(), nullptr))
+        for (size_t d = 0; d < records.size() && d < ids->size(); ++d)
+          records[d].cuda_device = (*ids)[d];
+    try {
+      obs.emplace(sys, rc.clock, std::move(records), oo);
+    } catch (const std::exception& e) {
+      stop_control();
+      return usage(e.what());
+    }
+    if (!is_loopback_address(metrics->host))
+      spdlog::warn("metrics: serving on {}, reachable beyond this host, without authentication",
+                   o.metrics);
+    rc.on_purge = obs->purge_hook();
+  }
+  std::unique_ptr<runtime> rt;
+  try {
+    rt = std::make_unique<runtime>(sys, rc, ops, choice.backends);
+  } catch (const std::exception& e) {
+    stop_control();
+    return usage(e.what());
+  }
+  if (obs) obs->attach({rt->registry(), rt->memory(), rt->scheduler()});
+  cluster_actor dispatcher;
+  if (listen) {
+    cluster_config kc;
+    kc.memory = rt->memory();
+    kc.scheduler = rt->scheduler();
+    kc.registry = rt->registry();
+    kc.write_file = ops.write_file;
+    kc.read_file = read_bytes;
+    kc.spool_dir = spool;
+    kc.clock = rc.clock;
+    dispatcher = sys.spawn(cluster_dispatcher, kc);
+  }
+  caf::anon_send(control, attach_atom::value,
+                 control_wiring{rt->registry(), rt->memory(), dispatcher});
+
+  // 4. A node joins its coordinator.
+  node_agent_actor agent;
+  if (join) {
+    node_agent_config nc;
+    nc.connector = connector(sys, tls);
+    nc.host = join->host;
+    nc.port = join->port;
+    nc.registry = rt->registry();
+    nc.info.name = process_name();
+    for (const auto& b : choice.backends) nc.info.backends.push_back(b->describe());
+    nc.info.memory_budget = budget;
+    nc.info.slots = o.slots ? o.slots
+                            : static_cast<uint32_t>(synthesizers + choice.lanes());
+    nc.spool_dir = spool;
+    nc.allowed_roots = roots;
+    nc.write_file = ops.write_file;
+    nc.read_text = read_text;
+    agent = sys.spawn(node_agent, nc);
+    spdlog::info("serve: node of {} with {} slot(s)", join->text(), nc.info.slots);
+  }
+
+  // 5. Until SIGINT or SIGTERM.
+  int sig = 0;
+  sigwait(&stop_signals, &sig);
+  spdlog::info("serve: {} received, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  if (agent) caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
+  if (dispatcher) caf::anon_send_exit(dispatcher, caf::exit_reason::user_shutdown);
+  stop_control();
+  obs.reset();
+  rt->shutdown();
+  rt.reset();
+  std::error_code ec;
+  if (o.spool.empty()) fs::remove_all(spool, ec);
+  return exit_ok;
+}
+
+}  // namespace proofline::app

@@ -1,0 +1,53 @@
+// `proofline serve`: a daemon. It publishes the control actor with CAF's
+// io::middleman (default 127.0.0.1:7470) before anything slow happens, then
+// starts the proving runtime and, when listening, a cluster dispatcher that
+// hands partitions to nodes; with --join HOST:PORT it is itself a node of
+// that coordinator. It runs until SIGINT or SIGTERM. docs/CLUSTER.md has the
+// whole story; `proofline serve --help` the options.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "app/cli.hpp"
+#include "app/net_common.hpp"
+
+namespace proofline::app {
+
+/// What `proofline serve` was asked to do, as parsed.
+struct serve_options {
+  std::string listen;  ///< HOST:PORT; empty: default_endpoint, unless --join alone
+  bool listen_given = false;
+  std::string join;  ///< HOST:PORT of a coordinator; empty: not a node
+  tls_options tls;
+  bool insecure = false;                 ///< allow a non-loopback listener without TLS
+  std::vector<std::string> allow_roots;  ///< empty: the working directory
+  std::string spool;                     ///< empty: <tmp>/proofline-spool-<pid>
+  unsigned slots = 0;                    ///< node: 0 = synthesizers + GPU workers
+  bool no_local_proving = false;         ///< coordinate only
+  unsigned peer_timeout_s = 10;
+  // The runtime, as for `run`.
+  std::string backend = "auto";
+  std::string gpus = "all";
+  std::string gpu_memory;
+  unsigned gpu_lanes = 2;
+  unsigned synthesizers = 0;  ///< 0: default_synthesizers
+  unsigned finalizers = 2;
+  unsigned cpu_threads = 0;
+  unsigned synthesis_ahead = 0;
+  std::string memory_budget;  ///< empty: default_memory_budget()
+  std::string log_level = "info";
+  // Observability (docs/OBSERVABILITY.md).
+  std::string metrics;          ///< --metrics ADDR:PORT; empty: no endpoint
+  bool metrics_public = false;  ///< --metrics-public: a non-loopback address is intended
+};
+
+/// Registers `serve` on the cli; its options live as long as the cli.
+void add_serve_command(cli& c);
+
+/// Runs the daemon until SIGINT/SIGTERM: 0 after a clean stop, 2 on a usage
+/// error (bad option, unsafe listener, port taken, backend unavailable).
+int serve_command(const serve_options& opts, std::ostream& out, std::ostream& err);
+
+}  // namespace proofline::app

@@ -1,0 +1,123 @@
+#include "app/submit_command.hpp"
+
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <set>
+
+#include <CLI/CLI.hpp>
+
+#include "app/job_file.hpp"
+#include "app/summary.hpp"
+#include "memory/size.hpp"
+
+namespace proofline::app {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* const submit_footer = R"(The server reads the job file's paths (relative ones against the job file's
+directory, which the client sends as an absolute path) and writes the outputs;
+every path must lie under one of the server's --allow-root directories. In a
+cluster the paths must be on storage every node sees; --inline sends the
+witness files' bytes with the jobs instead (up to 1 GiB in all; proving keys
+always come from shared storage). Job ids must differ from those of the
+server's live jobs.
+
+The jobs go on at the server if this client stops or loses the connection;
+`proofline await JOB` waits for one again, `proofline cancel JOB` stops one.
+
+EXIT CODES: 0 every job done (or, with --no-wait, accepted); 1 a job failed or
+was cancelled, or the server could not be reached within --connect-timeout or
+was lost; 2 a bad option, an invalid job file, or a submission the server
+refused (the message says why).)";
+
+}  // namespace
+
+void add_submit_command(cli& c) {
+  auto opts = std::make_shared<submit_options>();
+  CLI::App& s = c.add("submit", "Submit a job file to a running `proofline serve` and wait",
+                      [opts](std::ostream& out, std::ostream& err) {
+                        return submit_command(*opts, out, err);
+                      });
+  s.footer(submit_footer);
+  s.add_option("JOBFILE", opts->job_file, "Job file (JSON, as for run)")->required();
+  add_client_options(s, opts->client);
+  s.add_flag("--no-wait", opts->no_wait, "Print the accepted job ids and return at once");
+  s.add_flag("--inline", opts->inline_witnesses,
+             "Send the witness files' bytes with the jobs (no shared storage for witnesses)");
+  s.add_flag("--quiet,-q", opts->quiet, "No progress lines and no summary");
+}
+
+int submit_command(const submit_options& o, std::ostream& out, std::ostream& err) {
+  // 1. The job file, checked here first (the server checks it again).
+  job_submission sub;
+  std::vector<job_spec> specs;
+  try {
+    fs::path abs = fs::absolute(o.job_file).lexically_normal();
+    sub.name = abs.string();
+    sub.text = read_text(o.job_file);
+    std::string base = abs.parent_path().string();
+    specs = parse_job_file(sub.text, o.job_file, base, base);
+  } catch (const std::exception& e) {
+    err << "proofline submit: " << e.what() << "\n";
+    return exit_usage;
+  }
+  if (o.inline_witnesses) {
+    sub.inline_witnesses = true;
+    std::set<std::string> paths;
+    for (const auto& s : specs) paths.insert(s.witnesses.begin(), s.witnesses.end());
+    uint64_t total = 0;
+    for (const auto& p : paths) {
+      try {
+        sub.witnesses.push_back({p, read_bytes(p)});
+      } catch (const std::exception& e) {
+        err << "proofline submit: " << e.what() << "\n";
+        return exit_usage;
+      }
+      total += sub.witnesses.back().bytes.size();
+      if (total > max_inline_bytes) {
+        err << "proofline submit: --inline: the witnesses exceed "
+            << memory::format_bytes(max_inline_bytes)
+            << " in one submission; put them on shared storage instead\n";
+        return exit_usage;
+      }
+    }
+  }
+
+  // 2. Connect and submit.
+  client_session session(o.client);
+  if (auto code = session.open("submit", err)) return *code;
+  std::string error;
+  auto accepted = session.call<std::vector<submitted_job>>(error, submit_atom::value, sub);
+  if (!accepted) {
+    err << "proofline submit: " << session.where() << " refused " << o.job_file << ": " << error
+        << "\n";
+    return error.rfind("lost the connection", 0) == 0 ? exit_failed : exit_usage;
+  }
+  if (o.no_wait) {
+    for (const auto& j : *accepted) out << j.id << "\n";
+    return exit_ok;
+  }
+
+  // 3. Progress, then the summary.
+  auto started = std::chrono::steady_clock::now();
+  std::ostream null_out(nullptr);
+  auto reports = session.wait(*accepted, o.quiet ? null_out : out, !o.quiet && is_tty(out), error);
+  if (!reports) {
+    err << "proofline submit: " << error << "\n";
+    return exit_failed;
+  }
+  double wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  bool all_done = true;
+  for (const auto& r : *reports) all_done &= r.state == job_state::done;
+  if (!o.quiet) {
+    out << "\n";
+    print_summary(out, *reports, wall_ms);
+  }
+  return all_done ? exit_ok : exit_failed;
+}
+
+}  // namespace proofline::app

@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# The benchmark proofline exists for (issue 4, item 7): one backlog of JOBS
+# jobs x PARTS partitions on a 2^LOG_N domain, proved on the same machine in
+# one invocation by (a) `proofline run` and (b) proofline-baseline, the
+# locked baseline under bench/baseline (one mutex-protected job tracker,
+# glibc malloc, malloc_trim(0) under the lock after every partition). Prints
+# both GPU busy fractions and hand-off gap distributions side by side.
+#
+#   scripts/bench-utilization.sh pack BUILD_DIR [CARRY_DIR]
+#       (here) copy proofline and proofline-baseline from BUILD_DIR (a build
+#       with CUDA for the GPU host) with their non-system shared libraries
+#       (ldd) and build-info.txt into CARRY_DIR (default
+#       .carry/bench-utilization, git-ignored). Refuses a baseline that
+#       defines malloc or jemalloc's API.
+#   scripts/bench-utilization.sh run [CARRY_DIR]
+#       (GPU host, or here at small sizes) generate the inputs with
+#       `proofline setup --dev` (nothing large travels), write the job file,
+#       run both engines, print the table, and leave in $OUT (default
+#       ./bench-utilization-out): summary.txt, the reports and
+#       bench-utilization.tar.gz (reports, logs, job file, verification key
+#       and the proofs of each engine's first job).
+#
+# The whole sequence:
+#   cmake -S . -B build-gpu && cmake --build build-gpu -j2 --target proofline proofline-baseline
+#   scripts/bench-utilization.sh pack build-gpu
+#   run(command="scripts/bench-utilization.sh run .carry/bench-utilization", carry=[".carry"])
+# Afterwards, here: mkdir -p /tmp/bu && tar xzf <files_at>/bench-utilization.tar.gz -C /tmp/bu &&
+#   scripts/verify-proofs.sh /tmp/bu/verification_key.json /tmp/bu/proofs/*/*
+#
+# Environment (run):
+#   LOG_N=20 JOBS=8 PARTS=4   the backlog: JOBS jobs of PARTS partitions, domain 2^LOG_N
+#   BACKEND=cuda              cuda, cpu or auto, for both engines
+#   CURVE=bn254               bn254 or bls12_381
+#   SYNTHESIZERS              synthesis threads of both engines (default: cores - 2, at least 2)
+#   FINALIZERS=2 LANES=2      finalizer threads; GPU-worker lanes per GPU
+#   VARIANTS="pool"           extra baseline runs: pool (--pinned-pool: uploads from a
+#                             pinned pool as proofline's), notrim (--no-trim); "" for none
+#   PROOFLINE, BASELINE       binaries to use instead of CARRY_DIR/bin/...
+#   WORK                      scratch (default /tmp/proofline-bench-utilization)
+#   ENGINE_TIMEOUT=240        seconds each engine may run
+# A smoke test here, on the CPU:
+#   PROOFLINE=build/proofline BASELINE=build/proofline-baseline BACKEND=cpu LOG_N=10 \
+#     JOBS=2 PARTS=2 OUT=/tmp/bu-out scripts/bench-utilization.sh run
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mode=${1:-}
+shift || true
+
+# Copies binary $1 to $2/bin and the shared libraries it needs that the host may lack to $2/lib.
+carry_binary() {
+  local bin=$1 dest=$2
+  cp -f "$bin" "$dest/bin/"
+  strip --strip-unneeded "$dest/bin/$(basename "$bin")" 2>/dev/null || true
+  ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in
+      libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+      libcuda.so*|libnvidia*) ;;
+      *) cp -fL "$lib" "$dest/lib/" ;;
+    esac
+  done
+}
+
+pack() {
+  local build=${1:?usage: bench-utilization.sh pack BUILD_DIR [CARRY_DIR]}
+  local dest=${2:-$root/.carry/bench-utilization}
+  rm -rf "${dest:?}/bin" "${dest:?}/lib"  # no stale binaries or libraries from an earlier pack
+  mkdir -p "$dest/bin" "$dest/lib"
+  for b in proofline proofline-baseline; do
+    [ -x "$build/$b" ] || { echo "bench-utilization.sh: $build/$b not built" >&2; exit 1; }
+    carry_binary "$build/$b" "$dest"
+  done
+  # The baseline runs on glibc malloc: it must not bring an allocator of its own.
+  if nm -D --defined-only "$build/proofline-baseline" 2>/dev/null | grep -qE " (malloc|free|mallctl|mallocx)$"; then
+    echo "bench-utilization.sh: proofline-baseline defines malloc or jemalloc's API; it must not" >&2
+    exit 1
+  fi
+  {
+    echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted')"
+    echo "packed: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "build: $build ($(grep -m1 CMAKE_BUILD_TYPE: "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2)," \
+         "CUDA $(grep -m1 '^PROOFLINE_CUDA:' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2))"
+  } > "$dest/build-info.txt"
+  du -sh "$dest"
+  ls -l "$dest/bin" "$dest/lib"
+}
+
+# zkey_domain FILE: the domain size in a snarkjs .zkey's Groth16 header.
+zkey_domain() {
+  python3 - "$1" <<'EOF'
+import struct, sys
+data = open(sys.argv[1], "rb").read()
+assert data[:4] == b"zkey", "not a zkey"
+off = 12
+for _ in range(struct.unpack_from("<I", data, 8)[0]):
+    kind, size = struct.unpack_from("<IQ", data, off)
+    off += 12
+    if kind == 2:  # n8q, q, n8r, r, nVars, nPublic, domainSize
+        p = off + 4 + struct.unpack_from("<I", data, off)[0]
+        p += 4 + struct.unpack_from("<I", data, p)[0]
+        print(struct.unpack_from("<III", data, p)[2])
+        sys.exit(0)
+    off += size
+sys.exit("no header section")
+EOF
+}
+
+run() {
+  local carry=${1:-$root/.carry/bench-utilization}
+  [ -d "$carry" ] && carry=$(cd "$carry" && pwd)
+  local out=${OUT:-$PWD/bench-utilization-out}
+  local work=${WORK:-/tmp/proofline-bench-utilization}
+  mkdir -p "$out"
+  out=$(cd "$out" && pwd)
+  [ -d "$carry/lib" ] && export LD_LIBRARY_PATH=$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  local proofline=${PROOFLINE:-$carry/bin/proofline}
+  local baseline=${BASELINE:-$carry/bin/proofline-baseline}
+  for b in "$proofline" "$baseline"; do
+    [ -x "$b" ] || { echo "bench-utilization.sh: $b: not an executable (pack first, or set PROOFLINE/BASELINE)" >&2; exit 2; }
+  done
+  local log_n=${LOG_N:-20} jobs=${JOBS:-8} parts=${PARTS:-4} backend=${BACKEND:-cuda}
+  local curve=${CURVE:-bn254} lanes=${LANES:-2} finalizers=${FINALIZERS:-2}
+  local cores
+  cores=$(nproc)
+  local synth=${SYNTHESIZERS:-$(( cores > 4 ? cores - 2 : 2 ))}
+  local variants=${VARIANTS-pool}
+  local n_public=1
+  local constraints=$(( (1 << log_n) - n_public - 1 ))  # + P + 1 rows = exactly 2^LOG_N
+
+  rm -rf "$work"
+  mkdir -p "$work/logs" "$work/reports"
+  local summary=$work/summary.txt
+  : > "$summary"
+  note() { echo "$*" | tee -a "$summary"; }
+  local rc=0
+
+  note "== bench-utilization $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  [ -f "$carry/build-info.txt" ] && tee -a "$summary" < "$carry/build-info.txt"
+  note "host: $(uname -n), $cores cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+  command -v nvidia-smi > /dev/null &&
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
+  note "backlog: $jobs jobs x $parts partitions, $curve, domain 2^$log_n ($constraints constraints);" \
+       "--backend $backend, $synth synthesizers, $finalizers finalizers, $lanes lanes per GPU"
+
+  # 1. Inputs, generated here: one key, PARTS witnesses shared by every job.
+  local t0=$SECONDS
+  "$proofline" setup --dev --curve "$curve" --constraints "$constraints" --public "$n_public" \
+    --witnesses "$parts" --seed 20 --out "$work/inputs" --log-level warn > "$work/logs/setup.log" 2>&1 ||
+    { tail -20 "$work/logs/setup.log"; note "setup failed"; exit 1; }
+  local domain
+  domain=$(zkey_domain "$work/inputs/circuit.zkey") || { note "cannot read the zkey header"; exit 1; }
+  note "setup: $((SECONDS - t0)) s, domain $domain"
+  [ "$domain" -eq $(( 1 << log_n )) ] || { note "domain $domain is not 2^$log_n"; exit 1; }
+  python3 - "$work/jobs.json" "$jobs" "$parts" <<'EOF'
+import json, sys
+path, jobs, parts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+witnesses = [f"inputs/witness_{i}.wtns" for i in range(parts)]
+spec = {"jobs": [{"id": f"j{k}", "zkey": "inputs/circuit.zkey", "witnesses": witnesses,
+                  "out": f"j{k}"} for k in range(jobs)]}
+json.dump(spec, open(path, "w"), indent=1)
+EOF
+
+  # 2. The engines, one after the other on the same inputs; outputs under
+  #    out/<engine>/j<k>.
+  engine() {  # engine NAME BINARY ARGS...
+    local name=$1 bin=$2
+    shift 2
+    local t=$SECONDS
+    echo "+ $(basename "$bin") $*" > "$work/logs/$name.log"
+    timeout "${ENGINE_TIMEOUT:-240}" "$bin" "$@" --out-root "$work/out/$name" --report "$work/reports/$name.json" \
+      >> "$work/logs/$name.log" 2>&1
+    local r=$?
+    note "$name: exit $r in $((SECONDS - t)) s"
+    if [ $r -ne 0 ] || [ ! -s "$work/reports/$name.json" ]; then
+      tail -15 "$work/logs/$name.log" | sed 's/^/  | /' | tee -a "$summary"
+      rc=1
+    fi
+  }
+  local common=(--backend "$backend" --synthesizers "$synth" --finalizers "$finalizers")
+  engine proofline "$proofline" run "$work/jobs.json" "${common[@]}" --gpu-lanes "$lanes"
+  engine baseline "$baseline" "$work/jobs.json" "${common[@]}" --lanes "$lanes"
+  local names=(proofline baseline)
+  for v in $variants; do
+    case "$v" in
+      pool) engine baseline+pool "$baseline" "$work/jobs.json" "${common[@]}" --lanes "$lanes" --pinned-pool
+            names+=(baseline+pool) ;;
+      notrim) engine baseline-notrim "$baseline" "$work/jobs.json" "${common[@]}" --lanes "$lanes" --no-trim
+              names+=(baseline-notrim) ;;
+      *) note "unknown variant $v (pool, notrim)" ;;
+    esac
+  done
+
+  # 3. Side by side.
+  python3 - "$work/reports" "${names[@]}" <<'EOF' | tee -a "$summary"
+import json, os, sys
+folder, names = sys.argv[1], sys.argv[2:]
+reports = {}
+for n in names:
+    try:
+        reports[n] = json.load(open(os.path.join(folder, n + ".json")))
+    except (OSError, ValueError) as e:
+        reports[n] = None
+def cell(r, f):
+    if r is None:
+        return "no report"
+    try:
+        v = f(r)
+    except (KeyError, IndexError, TypeError, ZeroDivisionError):
+        return "-"
+    return v
+rows = [
+    ("proofs", lambda r: f"{r['proofs']}"),
+    ("wall s", lambda r: f"{r['wall_s']:.3f}"),
+    ("proofs/s", lambda r: f"{r['proofs_per_s']:.2f}"),
+]
+devices = max((len(r.get("gpus", [])) for r in reports.values() if r), default=0)
+for d in range(devices):
+    rows += [
+        (f"gpu{d} busy", lambda r, d=d: f"{100 * r['gpus'][d]['gpu_busy_fraction']:.2f}%"),
+        (f"gpu{d} nvml busy", lambda r, d=d: f"{100 * r['gpus'][d]['nvml_busy_fraction']:.1f}%"),
+        (f"gpu{d} gap p50 ms", lambda r, d=d: f"{r['gpus'][d]['handoff_gap_ms']['p50']:.3f}"),
+        (f"gpu{d} gap p99 ms", lambda r, d=d: f"{r['gpus'][d]['handoff_gap_ms']['p99']:.3f}"),
+        (f"gpu{d} gap max ms", lambda r, d=d: f"{r['gpus'][d]['handoff_gap_ms']['max']:.3f}"),
+    ]
+rows += [
+    ("purge/trim count", lambda r: f"{r['purge']['count']}"),
+    ("purge/trim total ms", lambda r: f"{r['purge']['total_ms']:.1f}"),
+    ("GPU-worker lock wait ms", lambda r: f"{r['tracker_wait_ms']['gpu_workers']['total_ms']:.1f}"),
+    ("peak RSS GiB", lambda r: f"{r['memory']['peak_rss_bytes'] / 2**30:.2f}"),
+]
+width = max(len(n) for n in names) + 2
+print()
+print(f"{'':<24}" + "".join(f"{n:>{max(width, 14)}}" for n in names))
+for label, f in rows:
+    print(f"{label:<24}" + "".join(f"{cell(reports[n], f):>{max(width, 14)}}" for n in names))
+gpu = lambda r: r["gpus"][0]["name"] if r and r.get("gpus") else "?"
+print(f"\ndevice: {gpu(reports.get('proofline')) if reports.get('proofline') else gpu(reports.get('baseline'))}")
+EOF
+
+  # 4. Results: reports, logs, job file, verification key, the first job's proofs.
+  mkdir -p "$work/bundle/proofs"
+  cp -r "$work/reports" "$work/logs" "$work/jobs.json" "$work/bundle/"
+  cp "$work/inputs/verification_key.json" "$work/bundle/" 2>/dev/null
+  for d in "$work"/out/*/j0; do
+    [ -d "$d" ] || continue
+    local e
+    e=$(basename "$(dirname "$d")")
+    mkdir -p "$work/bundle/proofs/$e"
+    cp -r "$d" "$work/bundle/proofs/$e/"
+  done
+  cp "$summary" "$work/bundle/"
+  (cd "$work/bundle" && tar czf "$out/bench-utilization.tar.gz" .)
+  cp "$summary" "$out/summary.txt"
+  cp "$work"/reports/*.json "$out/" 2>/dev/null
+  note "== results: $out/bench-utilization.tar.gz, $out/summary.txt (exit $rc)"
+  exit $rc
+}
+
+case "$mode" in
+  pack) pack "$@" ;;
+  run) run "$@" ;;
+  *)
+    sed -n '2,42p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac

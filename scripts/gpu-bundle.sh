@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Every binary the GPU host needs, in one compressed file that fits the
+# device tool's 64 MiB transfer limit (each CUDA binary holds ~19 MiB of
+# device code; xz brings five of them to ~22 MiB). The host has the NVIDIA
+# driver but no CAF, jemalloc, spdlog or node: binaries are built here
+# (static cudart and jemalloc) and travel with their shared libraries.
+#
+#   scripts/gpu-bundle.sh pack BUILD_DIR [CARRY_DIR]
+#       (here) strip proofline, proofline-baseline, proofline-trim-baseline,
+#       cuda_gpu_test, cuda_host_test and proofline-bench (those built) from
+#       BUILD_DIR, add their non-system shared libraries (ldd), the bundled
+#       example and build-info.txt, and write CARRY_DIR/bundle.tar.xz
+#       (default .carry/gpu, git-ignored).
+#   scripts/gpu-bundle.sh unpack [CARRY_DIR] [DEST]
+#       (GPU host) unpack into DEST (default /tmp/proofline-gpu): DEST/bin,
+#       DEST/lib, DEST/examples, DEST/build-info.txt, the layout that
+#       scripts/gpu-host.sh, bench-memory-gpu.sh, bench-utilization.sh and
+#       gpu-pipeline.sh take as their carry folder. Prints DEST.
+#
+# A whole GPU session in one device call:
+#   run(command="d=$(scripts/gpu-bundle.sh unpack .carry/gpu) && SKIP_BENCH=1 scripts/gpu-host.sh run $d && scripts/gpu-pipeline.sh $d",
+#       carry=[".carry"])
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+mode=${1:-}
+shift || true
+
+pack() {
+  local build=${1:?usage: gpu-bundle.sh pack BUILD_DIR [CARRY_DIR]}
+  local carry=${2:-$root/.carry/gpu}
+  local stage
+  stage=$(mktemp -d)
+  trap "rm -rf '$stage'" EXIT
+  mkdir -p "$stage/bin" "$stage/lib" "$stage/examples" "$carry"
+  local found=0 b f
+  for b in proofline proofline-baseline proofline-trim-baseline cuda_gpu_test cuda_host_test proofline-bench; do
+    f=$(find "$build" -maxdepth 3 -type f -name "$b" -perm -u+x 2>/dev/null | head -1)
+    [ -n "$f" ] || continue
+    cp -f "$f" "$stage/bin/$b"
+    strip --strip-unneeded "$stage/bin/$b" 2>/dev/null || true  # host symbols; device code stays
+    found=$((found + 1))
+    ldd "$f" | awk '/=> \// {print $3}' | while read -r lib; do
+      case "$(basename "$lib")" in
+        libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+        libcuda.so*|libnvidia*) ;;
+        *) cp -fL "$lib" "$stage/lib/" ;;
+      esac
+    done
+  done
+  [ "$found" -gt 0 ] || { echo "gpu-bundle.sh: no binaries under $build" >&2; exit 1; }
+  if [ -f "$stage/bin/proofline-baseline" ] && nm -D --defined-only "$stage/bin/proofline-baseline" 2>/dev/null | grep -qE " (malloc|free|mallctl|mallocx)$"; then
+    echo "gpu-bundle.sh: proofline-baseline defines malloc or jemalloc's API; it must not" >&2
+    exit 1
+  fi
+  cp -f "$root"/examples/* "$stage/examples/"
+  {
+    echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted')"
+    echo "packed: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+    echo "nvcc: $(/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -1)"
+    echo "cxx: $(c++ --version | head -1)"
+    echo "build: $build ($(grep -m1 CMAKE_BUILD_TYPE: "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2))"
+  } > "$stage/build-info.txt"
+  echo "gpu-bundle.sh: compressing $(du -sh "$stage" | cut -f1) (xz, about a minute)..." >&2
+  tar -C "$stage" -cJf "$carry/bundle.tar.xz.part" .
+  mv -f "$carry/bundle.tar.xz.part" "$carry/bundle.tar.xz"
+  ls -l "$carry/bundle.tar.xz" >&2
+  (cd "$stage" && ls bin lib) >&2
+}
+
+unpack() {
+  local carry=${1:-$root/.carry/gpu}
+  local dest=${2:-/tmp/proofline-gpu}
+  rm -rf "$dest"
+  mkdir -p "$dest"
+  tar -C "$dest" -xJf "$carry/bundle.tar.xz"
+  echo "$dest"
+}
+
+case "$mode" in
+  pack) pack "$@" ;;
+  unpack) unpack "$@" ;;
+  *) sed -n '2,22p' "$0"; exit 2 ;;
+esac

@@ -1,0 +1,113 @@
+// net_probe: a misbehaving CAF peer for the net tests. It connects to a
+// `proofline serve` the way any CAF 0.17 node can (BASP handshake through the
+// middleman, no interface check) and sends the control actor messages a
+// proofline client never would:
+//
+//   net_probe unexpected HOST PORT   a string, an integer and a submit with the
+//                                    wrong argument type
+//   net_probe bomb HOST PORT         messages whose types carry proofline's
+//                                    registered names but whose bytes claim a
+//                                    string of 2^40 bytes and one of 2^62 bytes
+//
+// It exits 0 once the messages are sent and the connection answered or
+// closed; the test then checks that the server still serves.
+#include <caf/all.hpp>
+#include <caf/io/all.hpp>
+
+#include <cstdint>
+#include <iostream>
+#include <string>
+#include <type_traits>
+
+namespace {
+
+/// Serializes as a sequence header claiming `claimed` elements and nothing
+/// after it: what a deserializer reads as an enormous string or byte vector.
+struct length_bomb {
+  uint64_t claimed = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, length_bomb& x) {
+  if constexpr (std::is_same<typename Inspector::result_type, caf::error>::value) {
+    size_t n = static_cast<size_t>(x.claimed);  // (de)serializers: a bare sequence header
+    if (auto err = f.begin_sequence(n)) return err;
+    return f.end_sequence();
+  } else {
+    return f(x.claimed);  // printing
+  }
+}
+
+/// Registered under the name of proofline's job_submission, whose first
+/// field is a string.
+struct fake_submission {
+  length_bomb name;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fake_submission& x) {
+  return f(caf::meta::type_name("fake_submission"), x.name);
+}
+
+/// Registered under the name of proofline's inline_witness (string, bytes).
+struct fake_witness {
+  std::string path;
+  length_bomb bytes;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fake_witness& x) {
+  return f(caf::meta::type_name("fake_witness"), x.path, x.bytes);
+}
+
+struct config : caf::actor_system_config {
+  config() {
+    load<caf::io::middleman>();
+    add_message_type<fake_submission>("proofline::job_submission");
+    add_message_type<fake_witness>("proofline::inline_witness");
+    set("logger.console-verbosity", caf::atom("quiet"));
+    set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(500)});
+  }
+};
+
+}  // namespace
+
+using submit_atom = caf::atom_constant<caf::atom("submit")>;
+
+int main(int argc, char** argv) {
+  if (argc != 4) {
+    std::cerr << "usage: net_probe unexpected|bomb HOST PORT\n";
+    return 2;
+  }
+  std::string mode = argv[1];
+  config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+  caf::actor target;
+  self->request(sys.middleman().actor_handle(), std::chrono::seconds(5), caf::connect_atom::value,
+                std::string(argv[2]), static_cast<uint16_t>(std::stoi(argv[3])))
+      .receive(
+          [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>&) {
+            target = caf::actor_cast<caf::actor>(ptr);
+          },
+          [&](caf::error& e) { std::cerr << "net_probe: " << sys.render(e) << "\n"; });
+  if (!target) return 1;
+  auto ask = [&](auto... xs) {
+    self->request(target, std::chrono::seconds(3), xs...)
+        .receive([&](caf::message& m) { std::cout << "reply " << to_string(m) << "\n"; },
+                 [&](caf::error& e) { std::cout << "error " << sys.render(e) << "\n"; });
+  };
+  if (mode == "unexpected") {
+    ask(std::string("hello"));
+    ask(42);
+    ask(submit_atom::value, std::string("not a job_submission"));
+  } else if (mode == "bomb") {
+    ask(submit_atom::value, fake_submission{{uint64_t{1} << 40}});
+    ask(submit_atom::value, fake_submission{{uint64_t{1} << 62}});
+    ask(submit_atom::value, fake_witness{"w", {uint64_t{1} << 40}});
+  } else {
+    std::cerr << "net_probe: unknown mode " << mode << "\n";
+    return 2;
+  }
+  return 0;
+}
