@@ -18,6 +18,7 @@ gpu_worker_actor::behavior_type gpu_worker(gpu_worker_pointer self, gpu_worker_c
   refill(self);
   return {
       [=](run_atom) { prove_next(self); },
+      [=](prepare_atom, const zk::groth16::key_ptr& key) { prepare_key(self, key); },
   };
 }
 
@@ -119,6 +120,19 @@ void log_gpu_timing(gpu_worker_pointer self, const partition_ref& part) {
   spdlog::debug("GPU_TIMING job={} partition={} backend={} gpu={} lane={}{} prove_us={:.0f}",
                 part.job->spec.id, part.index, cfg.backend->kind(), part.spans.gpu,
                 part.spans.lane, fields, (part.spans.prove.end - part.spans.prove.start) * 1000.0);
+}
+
+void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
+  auto& cfg = self->state.cfg;
+  double t0 = cfg.clock.now_ms();
+  try {
+    cfg.backend->prepare(key);
+    spdlog::debug("gpu {}: key {} ready in {:.1f} ms", cfg.device, key->path,
+                  cfg.clock.now_ms() - t0);
+  } catch (const std::exception& e) {
+    // Not fatal: prove() tries again and fails the partition with the reason.
+    spdlog::warn("gpu {}: {}", cfg.device, e.what());
+  }
 }
 
 std::vector<named_span> to_run_time(const std::vector<gpu::span>& spans, const run_clock& clock) {

@@ -57,6 +57,9 @@ void refill(gpu_worker_pointer self);
 void on_partition(gpu_worker_pointer self, const synthesized_partition& p);
 /// Proves the oldest held partition, if any, and schedules the next.
 void prove_next(gpu_worker_pointer self);
+/// Makes `key` ready on the device (gpu::backend::prepare); a failure is
+/// logged, and the first prove() with the key reports it for its partition.
+void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key);
 /// The GPU_TIMING line of a proved partition: each device span's duration
 /// (upload, each NTT, each MSM, download), key=value, at debug level.
 void log_gpu_timing(gpu_worker_pointer self, const partition_ref& part);

@@ -233,6 +233,7 @@ void on_key_loaded(job_registry_pointer self, const std::string& path, const key
                  zk::to_string(info.curve), info.n_vars, info.n_public, info.log_domain);
     self->send(self->state.cfg.memory, key_memory_atom::value, path, key_host_bytes(*r.key));
     start_jobs(self, waiting, r.key);
+    if (self->state.cfg.key_ready) self->state.cfg.key_ready(r.key);
     return;
   }
   // Not cached: a later job naming the same file tries again.

@@ -18,6 +18,7 @@
 // watcher's cursor (job_entry::finish_order) or when its wait runs out.
 #pragma once
 
+#include <functional>
 #include <caf/typed_response_promise.hpp>
 
 #include <cstdint>
@@ -39,6 +40,10 @@ struct job_registry_config {
   run_clock clock;
   bool detach_loaders = true;  ///< key loaders on their own threads
   memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< memory/estimate.hpp
+  /// Called (on the registry's thread) when a proving key has loaded; the
+  /// runtime sends the GPU workers a prepare message, so the key's device
+  /// upload overlaps the synthesis of its first partitions.
+  std::function<void(const zk::groth16::key_ptr&)> key_ready;
 };
 
 struct job_entry {

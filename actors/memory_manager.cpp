@@ -461,20 +461,28 @@ class arena_backend final : public gpu::backend {
   const char* kind() const override { return inner_->kind(); }
   std::string describe() const override { return inner_->describe(); }
   unsigned lanes() const override { return inner_->lanes(); }
+  void prepare(const zk::groth16::key_ptr& key) override {
+    bind();
+    inner_->prepare(key);
+  }
   void evict(const zk::groth16::proving_key_base* key) override { inner_->evict(key); }
 
   /// Called by one GPU worker, always on its own thread.
   gpu::result_ptr prove(const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,
                         const gpu::prove_hooks& hooks) override {
-    if (!ready_) {
-      ready_ = true;
-      memory::set_thread_name(thread_name_);
-      if (arena_) arena_->bind_current_thread();
-    }
+    bind();
     return inner_->prove(key, part, hooks);
   }
 
  private:
+  /// On the worker's thread, once: name it and send its allocations to its arena.
+  void bind() {
+    if (ready_) return;
+    ready_ = true;
+    memory::set_thread_name(thread_name_);
+    if (arena_) arena_->bind_current_thread();
+  }
+
   std::shared_ptr<gpu::backend> inner_;
   memory::arena_ptr arena_;
   std::string thread_name_;

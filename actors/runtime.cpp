@@ -69,8 +69,20 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
         memory::format_bytes(mm.fixed_bytes) + ")");
   memory_ = spawn_maybe_detached(sys, cfg_.detach, memory_manager, std::move(mm));
   scheduler_ = sys.spawn(proofline::scheduler);
-  registry_ = sys.spawn(job_registry,
-                        job_registry_config{memory_, ops, cfg_.clock, cfg_.detach, cfg_.footprint});
+  // One GPU worker per device (lane 0) makes each loaded key ready on its
+  // device while the key's first partitions synthesize. The list is filled
+  // below, before any job can be submitted.
+  auto preparers = std::make_shared<std::vector<gpu_worker_actor>>();
+  job_registry_config jrc;
+  jrc.memory = memory_;
+  jrc.ops = ops;
+  jrc.clock = cfg_.clock;
+  jrc.detach_loaders = cfg_.detach;
+  jrc.footprint = cfg_.footprint;
+  jrc.key_ready = [preparers](const zk::groth16::key_ptr& key) {
+    for (const auto& w : *preparers) caf::anon_send(w, prepare_atom::value, key);
+  };
+  registry_ = sys.spawn(job_registry, std::move(jrc));
   for (unsigned i = 0; i < cfg_.finalizers; ++i) {
     finalizer_config fc;
     fc.registry = registry_;
@@ -95,6 +107,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
       wc.device = static_cast<int>(d);
       wc.lane = static_cast<int>(lane);
       workers_.push_back(spawn_maybe_detached(sys, cfg_.detach, gpu_worker, std::move(wc)));
+      if (lane == 0) preparers->push_back(workers_.back());
     }
   }
   for (unsigned i = 0; i < cfg_.synthesizers; ++i) {

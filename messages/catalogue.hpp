@@ -329,6 +329,7 @@ using ready_atom = caf::atom_constant<caf::atom("ready")>;  ///< synthesized_par
 using skip_atom = caf::atom_constant<caf::atom("skip")>;    ///< ticket whose synthesis failed
 // gpu worker
 using run_atom = caf::atom_constant<caf::atom("run")>;  ///< prove the next held partition
+using prepare_atom = caf::atom_constant<caf::atom("prepare")>;  ///< make a key resident ahead
 // finalizer
 using finalize_atom = caf::atom_constant<caf::atom("finalize")>;  ///< proved_partition
 // run observer (app/observer.hpp): samples the pipeline for reports and metrics
@@ -563,6 +564,7 @@ void register_message_types(caf::actor_system_config& cfg);
 
 }  // namespace proofline
 
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::zk::groth16::key_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::job_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::partition_ref)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::work_order)

@@ -100,7 +100,10 @@ using scheduler_actor = caf::typed_actor<
 
 using gpu_worker_actor = caf::typed_actor<
     /// Prove the next partition held in the look-ahead (sent to itself).
-    caf::reacts_to<run_atom>>;
+    caf::reacts_to<run_atom>,
+    /// A proving key was loaded: make it ready on the device (resident points,
+    /// tables) while its first partitions are still being synthesized.
+    caf::reacts_to<prepare_atom, zk::groth16::key_ptr>>;
 
 using finalizer_actor = caf::typed_actor<caf::reacts_to<finalize_atom, proved_partition>>;
 

@@ -212,6 +212,24 @@ class cuda_backend final : public backend {
     }
   }
 
+  void prepare(const key_ptr& key) override {
+    if (!key) return;
+    try {
+      zk::visit_curve(key->info.curve, [&](auto curve) {
+        using C = decltype(curve);
+        using fr = typename C::fr;
+        device_guard guard(device_);
+        lane_lease lease(*this);
+        const cudaStream_t s = lease.get().s.get();
+        resident<C>(key, zk::groth16::typed<C>(*key), s);
+        domain<fr>(C::id, key->info.log_domain, s);
+        CUDA_OK(cudaStreamSynchronize(s));
+      });
+    } catch (const std::exception& e) {
+      throw backend_error("cuda backend (" + key->path + "): making the key resident: " + e.what());
+    }
+  }
+
   void evict(const proving_key_base* key) override {
     std::lock_guard<std::mutex> lk(mu_);
     auto it = keys_.find(key);

@@ -359,3 +359,30 @@ int main(int argc, char** argv) {
   ctx.applyCommandLine(argc, argv);
   return ctx.run();
 }
+
+TEST_CASE("prepare() makes a key resident, concurrent with a prove() of it, and changes no result") {
+  fixture<zk::bn254> fx("medium");
+  auto cpu = gpu::make_cpu_backend(2);
+  auto cuda = gpu::make_cuda_backend(device());
+  // A worker prepares while another already proves: both wait for the one
+  // upload (the key cache), neither uploads twice or sees half a key.
+  gpu::result_ptr during;
+  std::thread prover([&] { during = cuda->prove(fx.key, fx.partition(1)); });
+  cuda->prepare(fx.key);
+  prover.join();
+  CHECK(same_msms<zk::bn254>(during, cpu->prove(fx.key, fx.partition(1))));
+  // Prepared, the next prove() starts computing at once: no key upload inside it.
+  std::vector<gpu::span> spans;
+  gpu::prove_hooks h;
+  h.spans = &spans;
+  auto after = cuda->prove(fx.key, fx.partition(0), h);
+  CHECK(same_msms<zk::bn254>(after, cpu->prove(fx.key, fx.partition(0))));
+  REQUIRE_FALSE(spans.empty());
+  CHECK(spans.front().name == "upload");
+  // A key on another curve prepares too; a null key is ignored.
+  fixture<zk::bls12_381> other("small");
+  cuda->prepare(other.key);
+  CHECK(same_msms<zk::bls12_381>(cuda->prove(other.key, other.partition(0)),
+                                 cpu->prove(other.key, other.partition(0))));
+  cuda->prepare(nullptr);
+}
