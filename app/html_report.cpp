@@ -1,4 +1,5 @@
 #include "app/html_report.hpp"
+#include "app/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -27,12 +28,6 @@ const std::vector<std::string> category_colours{"#4e79a7", "#f28e2b", "#59a14f",
 
 /// Milliseconds to the microsecond: enough for any span, and a smaller page.
 double ms3(double ms) { return std::round(ms * 1000.0) / 1000.0; }
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  return buf;
-}
 
 std::string percent(double fraction) { return fixed(fraction * 100.0, 1) + "%"; }
 

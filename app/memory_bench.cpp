@@ -1,4 +1,5 @@
 #include "app/memory_bench.hpp"
+#include "app/text.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
@@ -462,12 +463,6 @@ nlohmann::json to_json(const backlog_figures& b) {
                       {"baseline_rss_bytes", b.baseline_rss}};
   if (!b.error.empty()) j["error"] = b.error;
   return j;
-}
-
-std::string fixed(double v, int digits = 1) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
 }
 
 std::string shape_name(const heap_figures& h) {

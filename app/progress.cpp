@@ -1,4 +1,5 @@
 #include "app/progress.hpp"
+#include "app/text.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -8,12 +9,6 @@
 namespace proofline::app {
 
 namespace {
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  return buf;
-}
 
 /// "850 ms", "3.2 s", "4 min 05 s", "2 h 03 min".
 std::string duration(double ms) {

@@ -1,4 +1,5 @@
 #include "app/summary.hpp"
+#include "app/text.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,12 +9,6 @@
 namespace proofline::app {
 
 namespace {
-
-std::string fixed(double v, int decimals) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-  return buf;
-}
 
 }  // namespace
 

@@ -26,6 +26,8 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/carry.sh
+source "$root/scripts/lib/carry.sh"
 mode=${1:-}
 shift || true
 
@@ -35,26 +37,14 @@ pack() {
   mkdir -p "$dest/bin" "$dest/lib" "$dest/examples"
   for b in proofline proofline-trim-baseline; do
     [ -x "$build/$b" ] || { echo "bench-memory-gpu.sh: $build/$b not built" >&2; exit 1; }
-    cp -f "$build/$b" "$dest/bin/$b"
-    strip --strip-unneeded "$dest/bin/$b" 2>/dev/null || true
-    ldd "$build/$b" | awk '/=> \// {print $3}' | while read -r lib; do
-      case "$(basename "$lib")" in
-        libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
-        libcuda.so*|libnvidia*) ;;
-        *) cp -fL "$lib" "$dest/lib/" ;;
-      esac
-    done
+    carry_binary "$build/$b" "$dest"
   done
-  if nm -D "$dest/bin/proofline-trim-baseline" 2>/dev/null | grep -q " mallctl$"; then
-    echo "bench-memory-gpu.sh: proofline-trim-baseline links jemalloc; it must not" >&2
+  if defines_allocator "$build/proofline-trim-baseline"; then
+    echo "bench-memory-gpu.sh: proofline-trim-baseline defines malloc or jemalloc's API; it must not" >&2
     exit 1
   fi
   cp -f "$root"/examples/* "$dest/examples/" 2>/dev/null || true
-  {
-    echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted')"
-    echo "packed: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "build: $build ($(grep -m1 CMAKE_BUILD_TYPE: "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2))"
-  } > "$dest/build-info.txt"
+  build_info "$root" "$build" > "$dest/build-info.txt"
   du -sh "$dest"
 }
 

@@ -44,22 +44,10 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/carry.sh
+source "$root/scripts/lib/carry.sh"
 mode=${1:-}
 shift || true
-
-# Copies binary $1 to $2/bin and the shared libraries it needs that the host may lack to $2/lib.
-carry_binary() {
-  local bin=$1 dest=$2
-  cp -f "$bin" "$dest/bin/"
-  strip --strip-unneeded "$dest/bin/$(basename "$bin")" 2>/dev/null || true
-  ldd "$bin" | awk '/=> \// {print $3}' | while read -r lib; do
-    case "$(basename "$lib")" in
-      libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
-      libcuda.so*|libnvidia*) ;;
-      *) cp -fL "$lib" "$dest/lib/" ;;
-    esac
-  done
-}
 
 pack() {
   local build=${1:?usage: bench-utilization.sh pack BUILD_DIR [CARRY_DIR]}
@@ -71,16 +59,11 @@ pack() {
     carry_binary "$build/$b" "$dest"
   done
   # The baseline runs on glibc malloc: it must not bring an allocator of its own.
-  if nm -D --defined-only "$build/proofline-baseline" 2>/dev/null | grep -qE " (malloc|free|mallctl|mallocx)$"; then
+  if defines_allocator "$build/proofline-baseline"; then
     echo "bench-utilization.sh: proofline-baseline defines malloc or jemalloc's API; it must not" >&2
     exit 1
   fi
-  {
-    echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted')"
-    echo "packed: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "build: $build ($(grep -m1 CMAKE_BUILD_TYPE: "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2)," \
-         "CUDA $(grep -m1 '^PROOFLINE_CUDA:' "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2))"
-  } > "$dest/build-info.txt"
+  build_info "$root" "$build" > "$dest/build-info.txt"
   du -sh "$dest"
   ls -l "$dest/bin" "$dest/lib"
 }

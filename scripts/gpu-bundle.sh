@@ -23,6 +23,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/carry.sh
+source "$root/scripts/lib/carry.sh"
 mode=${1:-}
 shift || true
 
@@ -37,30 +39,16 @@ pack() {
   for b in proofline proofline-baseline proofline-trim-baseline cuda_gpu_test cuda_host_test proofline-bench; do
     f=$(find "$build" -maxdepth 3 -type f -name "$b" -perm -u+x 2>/dev/null | head -1)
     [ -n "$f" ] || continue
-    cp -f "$f" "$stage/bin/$b"
-    strip --strip-unneeded "$stage/bin/$b" 2>/dev/null || true  # host symbols; device code stays
+    carry_binary "$f" "$stage"
     found=$((found + 1))
-    ldd "$f" | awk '/=> \// {print $3}' | while read -r lib; do
-      case "$(basename "$lib")" in
-        libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
-        libcuda.so*|libnvidia*) ;;
-        *) cp -fL "$lib" "$stage/lib/" ;;
-      esac
-    done
   done
   [ "$found" -gt 0 ] || { echo "gpu-bundle.sh: no binaries under $build" >&2; exit 1; }
-  if [ -f "$stage/bin/proofline-baseline" ] && nm -D --defined-only "$stage/bin/proofline-baseline" 2>/dev/null | grep -qE " (malloc|free|mallctl|mallocx)$"; then
+  if [ -f "$stage/bin/proofline-baseline" ] && defines_allocator "$stage/bin/proofline-baseline"; then
     echo "gpu-bundle.sh: proofline-baseline defines malloc or jemalloc's API; it must not" >&2
     exit 1
   fi
   cp -f "$root"/examples/* "$stage/examples/"
-  {
-    echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted')"
-    echo "packed: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "nvcc: $(/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -1)"
-    echo "cxx: $(c++ --version | head -1)"
-    echo "build: $build ($(grep -m1 CMAKE_BUILD_TYPE: "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2))"
-  } > "$stage/build-info.txt"
+  build_info "$root" "$build" > "$stage/build-info.txt"
   echo "gpu-bundle.sh: compressing $(du -sh "$stage" | cut -f1) (xz, about a minute)..." >&2
   tar -C "$stage" -cJf "$carry/bundle.tar.xz.part" .
   mv -f "$carry/bundle.tar.xz.part" "$carry/bundle.tar.xz"

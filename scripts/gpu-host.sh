@@ -28,6 +28,8 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/carry.sh
+source "$root/scripts/lib/carry.sh"
 mode=${1:-}
 shift || true
 
@@ -40,26 +42,11 @@ pack() {
     local f
     f=$(find "$build" -maxdepth 3 -type f -name "$b" -perm -u+x 2>/dev/null | head -1)
     [ -n "$f" ] || continue
-    cp -f "$f" "$dest/bin/$b"
-    strip --strip-unneeded "$dest/bin/$b" 2>/dev/null || true  # host symbols only; device code stays
+    carry_binary "$f" "$dest"
     found=$((found + 1))
-    # non-system shared libraries: whatever ldd resolves outside libc's set
-    ldd "$f" | awk '/=> \// {print $3}' | while read -r lib; do
-      case "$(basename "$lib")" in
-        libc.so*|libm.so*|libgcc_s.so*|libstdc++.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
-        libcuda.so*|libnvidia*) ;;
-        *) cp -fL "$lib" "$dest/lib/" ;;
-      esac
-    done
   done
   [ "$found" -gt 0 ] || { echo "gpu-host.sh: no binaries found under $build" >&2; exit 1; }
-  {
-    echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$root" status --porcelain 2>/dev/null | grep -q . && echo ' + uncommitted')"
-    echo "packed: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-    echo "nvcc: $(/usr/local/cuda/bin/nvcc --version 2>/dev/null | tail -1)"
-    echo "cxx: $(c++ --version | head -1)"
-    echo "build: $build ($(grep -m1 CMAKE_BUILD_TYPE: "$build/CMakeCache.txt" 2>/dev/null | cut -d= -f2))"
-  } > "$dest/build-info.txt"
+  build_info "$root" "$build" > "$dest/build-info.txt"
   du -sh "$dest"
   ls -l "$dest/bin" "$dest/lib"
 }
