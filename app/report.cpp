@@ -1,5 +1,6 @@
 #include "app/report.hpp"
 
+#include <tuple>
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -90,14 +91,19 @@ std::vector<gpu::partition_timeline> timelines_of(const run_record& rec) {
 
 std::optional<double> nvml_busy_fraction(const std::vector<gpu::nvml_sample>& samples,
                                          unsigned nvml_index, double from_ms, double to_ms,
-                                         uint64_t* count) {
-  double sum = 0;
-  uint64_t n = 0;
-  for (const auto& s : samples)
-    if (s.device == nvml_index && s.t_ms >= from_ms && s.t_ms <= to_ms) {
-      sum += s.gpu_percent;
-      ++n;
-    }
+                                         uint64_t* count, double lookback_ms) {
+  auto mean = [&](double from) {
+    double sum = 0;
+    uint64_t n = 0;
+    for (const auto& s : samples)
+      if (s.device == nvml_index && s.t_ms >= from && s.t_ms <= to_ms) {
+        sum += s.gpu_percent;
+        ++n;
+      }
+    return std::make_pair(sum, n);
+  };
+  auto [sum, n] = mean(from_ms + lookback_ms);
+  if (n == 0 && lookback_ms > 0) std::tie(sum, n) = mean(from_ms);
   if (count) *count = n;
   if (n == 0) return std::nullopt;
   return sum / static_cast<double>(n) / 100.0;
@@ -164,7 +170,8 @@ run_report build_report(const run_record& rec) {
           if (nd.index == *idx && !nd.name.empty()) g.name = nd.name;
         if (g.util.wall_ms > 0)
           g.nvml_busy_fraction = nvml_busy_fraction(rec.nvml_samples, *idx, g.util.first_ms,
-                                                    g.util.last_ms, &g.nvml_samples);
+                                                    g.util.last_ms, &g.nvml_samples,
+                                                    nvml_lookback_ms);
       }
     r.gpus.push_back(std::move(g));
   }

@@ -138,13 +138,20 @@ run_report build_report(const run_record& rec);
 /// ready_partitions, waiting_for_memory, reserved_bytes, rss_bytes}].
 std::string report_json(const run_report& r, int indent = 2);
 
+/// NVML's utilization.gpu averages the driver's own last period before each
+/// sample: 1/6 s on H100/H200-class GPUs (up to 1 s on others). A sample
+/// taken less than that after the window opens still counts idle time from
+/// before it.
+inline constexpr double nvml_lookback_ms = 1000.0 / 6;
+
 /// Mean NVML utilization.gpu (as a fraction) of NVML device `nvml_index`
-/// over the samples taken in [from_ms, to_ms]; nullopt when there are none.
-/// The driver's figure covers its own last period (up to 1 s) before each
-/// sample, so a window of a few seconds or more is needed for it to mean much.
+/// over the samples taken in [from_ms + lookback_ms, to_ms], whose periods
+/// lie inside the window; when none does (a window shorter than the
+/// lookback), over those in [from_ms, to_ms]; nullopt when there are none.
+/// `count` receives the number of samples used.
 std::optional<double> nvml_busy_fraction(const std::vector<gpu::nvml_sample>& samples,
                                          unsigned nvml_index, double from_ms, double to_ms,
-                                         uint64_t* count = nullptr);
+                                         uint64_t* count = nullptr, double lookback_ms = 0);
 
 /// At most `max_points` samples: `samples` itself when short enough, else one
 /// per stretch of consecutive samples, with the largest depths of the stretch.
