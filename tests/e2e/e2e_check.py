@@ -20,6 +20,7 @@ file and the broken expectation otherwise:
   differ A B                  proofs A and B differ in pi_a, pi_b and pi_c
   overlap OUTDIR              result.json of a multi-partition job shows
                               synthesis running while earlier partitions prove
+  overlap-adjacent OUTDIR     ... and synthesis of k+1 overlapping proving of k
 """
 
 import json
@@ -218,6 +219,28 @@ def check_overlap(args):
     print(f"ok: {path}: synthesis overlaps earlier partitions' proving for (k, j) in {overlapping}")
 
 
+def check_overlap_adjacent(args):
+    """Synthesis of partition k+1 overlaps, as intervals, the proving of k for some k.
+
+    What just-in-time pacing (--synthesis-ahead 1) shows: each partition is
+    synthesized while the one before it proves.
+    """
+    path = os.path.join(args[0], "result.json")
+    res = load(path)
+    parts = res.get("partitions") or []
+    expect(len(parts) >= 2, f"{path}: {len(parts)} partitions, need at least 2")
+    spans = [partition_spans(path, p) for p in parts]
+    overlapping = []
+    for k in range(len(spans) - 1):
+        syn, prv = spans[k + 1]["synthesize"], spans[k]["prove"]
+        inter = min(syn[1], prv[1]) - max(syn[0], prv[0])
+        print(f"  synthesize[{k + 1}] = {syn}, prove[{k}] = {prv}, overlap {max(inter, 0):.3f} ms")
+        if inter > 0:
+            overlapping.append(k)
+    expect(overlapping, f"{path}: no partition's synthesis overlaps the proving of the one before it")
+    print(f"ok: {path}: synthesis of k+1 overlaps proving of k for k in {overlapping}")
+
+
 COMMANDS = {
     "result": check_result,
     "files": check_files,
@@ -225,6 +248,7 @@ COMMANDS = {
     "proof-format": check_proof_format,
     "differ": check_differ,
     "overlap": check_overlap,
+    "overlap-adjacent": check_overlap_adjacent,
 }
 
 
