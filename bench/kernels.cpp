@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <stdexcept>
@@ -19,6 +20,7 @@
 #include "zk/groth16/proving_key.hpp"
 #if PROOFLINE_HAVE_CUDA
 #include "gpu/cuda/cuda_backend.hpp"
+#include "gpu/cuda/msm_pipeline.hpp"
 #include "gpu/cuda/testing.hpp"
 #endif
 
@@ -150,12 +152,18 @@ void kernel_bench(const request& req, result& res) {
     require_cuda(req);
     res.timer = "cuda events";
     res.device = cuda_device_name(req.device);
-    if (msm)
+    if (msm) {
+      // PROOFLINE_BENCH_MSM_CHUNKS=k forces k chunks of scalars (1: one upload before any compute);
+      // unset, the pipeline's choice (msm::chunk_count)
+      const char* forced = std::getenv("PROOFLINE_BENCH_MSM_CHUNKS");
+      const unsigned chunks = gpu::cuda::msm::chunk_count(n, forced ? unsigned(std::atoi(forced)) : 0u);
+      if (chunks > 1) res.timer += ", scalars uploaded in " + std::to_string(chunks) + " chunks under compute";
       res.ms = gpu::cuda::testing::time_msm(C::id, g2 ? 2 : 1, req.log_n, req.warmup, req.runs, req.device, req.seed,
-                                            req.window, req.fixed_base);
-    else
+                                            req.window, req.fixed_base, chunks);
+    } else {
       res.ms = gpu::cuda::testing::time_ntt(C::id, req.log_n, req.what == "ntt_coset", req.warmup, req.runs,
                                             req.device, req.seed, req.tiled);
+    }
     return;
 #else
     throw std::invalid_argument("backend cuda: proofline was built without CUDA");

@@ -40,6 +40,13 @@
 //              thread adds more than 32 in a row.
 //  7. combine  (host) the W window sums by Horner's rule: c doublings each.
 //
+// Chunked scalars (chunked()): steps 1-5 run once per chunk of the scalars,
+// every chunk adding into the same buckets, then one step 6. The GPU driver
+// uploads chunk k+1 on a copy stream while chunk k computes, so only the
+// first (smallest) chunk's upload is exposed. Each extra chunk pays its
+// levels and runsum again (about H partials each), so the planner weighs
+// buckets by the number of passes.
+//
 // Fixed base (shape::fixed_base): when the points are known ahead, as a
 // proving key's are, precompute(P) stores 2^(c w) P_i for every window w, so
 // window w's digit of s_i selects point w*n + i and every window shares one
@@ -94,6 +101,11 @@ struct shape {
   std::size_t partials_max[max_levels] = {};  ///< upper bound of the partials each level writes
   std::size_t chunks_max[max_levels] = {};    ///< threads (chunks) of each level
   unsigned reduce_levels = 0;  ///< segment levels of step 6 (L buckets -> 1 each)
+  /// A chunk of a larger MSM (chunk_shape()): scalar i here is scalar
+  /// offset + i of the whole, and a fixed base's window w of it is point
+  /// w * table_n + offset + i. Otherwise offset = 0 and table_n = n.
+  std::size_t offset = 0;
+  std::size_t table_n = 0;
 };
 
 /// Buckets a reduction thread takes (step 6) and the most the last level may hold.
@@ -104,25 +116,29 @@ constexpr uint32_t reduce_final = 16;
 constexpr uint32_t reduce_fan_in = 4;
 
 /// Work estimate in mixed additions: n*W bucket additions plus a bucket's
-/// share of everything per bucket (partials, sort width, reduction), which
-/// H200 measurements put at about 10 mixed additions.
-inline double shape_cost(std::size_t n, unsigned bits, unsigned c, bool fixed_base) {
+/// share of everything per bucket, which H200 measurements put at about 10
+/// mixed additions for one pass. That share is taken as half per pass
+/// (partials, runsum: paid again by every chunk of a chunked MSM) and half
+/// once (reduction); the split is an estimate, not a measurement.
+inline double shape_cost(std::size_t n, unsigned bits, unsigned c, bool fixed_base, unsigned passes = 1) {
   unsigned w = (bits + 1 + c - 1) / c;
-  return double(n) * w + 10.0 * double(fixed_base ? 1 : w) * double(1u << (c - 1));
+  return double(n) * w + (5.0 + 5.0 * passes) * double(fixed_base ? 1 : w) * double(1u << (c - 1));
 }
 
-/// The shape for n scalars of `bits` bits; c = 0 picks the cheapest window.
+/// The shape for n scalars of `bits` bits; c = 0 picks the cheapest window
+/// for `passes` bucket passes (chunks of a chunked MSM; 1 otherwise).
 /// Throws std::length_error for sizes the 32-bit indices cannot address.
-inline shape plan(std::size_t n, unsigned bits, unsigned c = 0, bool fixed_base = false) {
+inline shape plan(std::size_t n, unsigned bits, unsigned c = 0, bool fixed_base = false, unsigned passes = 1) {
   if (n >= (std::size_t(1) << 31)) throw std::length_error("msm: more than 2^31 - 1 points");
   shape s;
   s.n = n;
+  s.table_n = n;
   s.bits = bits;
   s.fixed_base = fixed_base;
   if (c == 0) {
     c = 2;
     for (unsigned t = 3; t <= 23; ++t)
-      if (shape_cost(n, bits, t, fixed_base) < shape_cost(n, bits, c, fixed_base)) c = t;
+      if (shape_cost(n, bits, t, fixed_base, passes) < shape_cost(n, bits, c, fixed_base, passes)) c = t;
   }
   if (c < 2 || c > 24) throw std::invalid_argument("msm: window of " + std::to_string(c) + " bits");
   s.c = c;
@@ -214,6 +230,7 @@ struct digits_fn {
   unsigned c, windows;
   uint32_t half, sentinel;
   bool fixed_base;
+  std::size_t offset, table_n;  ///< see shape
 
   PL_HD void operator()(std::size_t i) const {
     const Scalar s = scalars[i];
@@ -223,7 +240,8 @@ struct digits_fn {
       uint32_t mag = signed_digit(s, w, c, carry, neg);
       std::size_t at = std::size_t(w) * n + i;
       keys[at] = mag ? (fixed_base ? 0u : w * half) + (mag - 1) : sentinel;
-      vals[at] = uint32_t(fixed_base ? at : i) | (neg ? sign_bit : 0u);
+      const std::size_t point = (fixed_base ? std::size_t(w) * table_n : 0) + offset + i;
+      vals[at] = uint32_t(point) | (neg ? sign_bit : 0u);
     }
   }
 };
@@ -346,13 +364,15 @@ struct level_fn {
 // ---- step 5: runsum --------------------------------------------------------
 
 /// The first partial of each key adds the key's remaining partials (at most
-/// run_limit) and stores the bucket.
+/// run_limit) and stores the bucket, or adds it to the bucket when `add`
+/// (a later chunk: earlier chunks filled the buckets; one full addition).
 template <class X>
 struct runsum_fn {
   const uint32_t* keys;
   const X* in;
   const uint32_t* count;
   X* buckets;
+  bool add;
 
   PL_HD void operator()(std::size_t i) const {
     std::size_t total = *count;
@@ -361,7 +381,7 @@ struct runsum_fn {
     if (i > 0 && keys[i - 1] == key) return;
     X acc = load(in + i);
     for (std::size_t j = i + 1; j < total && keys[j] == key; ++j) acc = acc + load(in + j);
-    buckets[key] = acc;
+    buckets[key] = add ? buckets[key] + acc : acc;  // plain load: written in this kernel
   }
 };
 
@@ -476,18 +496,19 @@ void prepare(const Exec& ex, const shape& s, const Scalar* scalars, const digits
   ex.zero(out.count, sizeof(uint32_t));
   if (s.n == 0) return;
   ex.for_each(s.n, digits_fn<Scalar>{scalars, keys0, vals0, s.n, s.c, s.windows, s.half, s.sentinel,
-                                     s.fixed_base});
+                                     s.fixed_base, s.offset, s.table_n});
   ex.sort_pairs(sort_temp, sort_bytes, keys0, out.keys, vals0, out.vals, s.entries, s.key_bits);
   ex.for_each(s.entries, count_fn{out.keys, s.entries, s.sentinel, out.count});
 }
 
 
-/// Steps 3-6: the s.sums window sums of sum_i s_i P_i into windows[0 ..
-/// s.sums) (points: the n points, or the n*W precomputed ones with a fixed
-/// base); scratch from `temp` as for prepare().
+/// Steps 3-5: the buckets of the digits d (shape s) into buckets[0 ..
+/// s.buckets), stored, or added to what they hold when `add` (buckets that
+/// no digit of d reaches are left as they are); scratch from `temp` as for
+/// prepare().
 template <class Exec, class A, class X>
-void accumulate(const Exec& ex, const shape& s, const digits& d, const A* points, X* windows,
-                carver& temp) {
+void bucket_pass(const Exec& ex, const shape& s, const digits& d, const A* points, X* buckets, bool add,
+                 carver& temp) {
   std::size_t chunks = 1;
   for (unsigned lv = 0; lv < s.levels; ++lv) chunks = std::max(chunks, s.chunks_max[lv]);
   uint32_t* runs = temp.take<uint32_t>(chunks);
@@ -498,7 +519,34 @@ void accumulate(const Exec& ex, const shape& s, const digits& d, const A* points
   uint32_t* pkeys[2] = {temp.take<uint32_t>(s.partials_max[0]),
                         temp.take<uint32_t>(s.levels > 1 ? s.partials_max[1] : 1)};
   X* parts[2] = {temp.take<X>(s.partials_max[0]), temp.take<X>(s.levels > 1 ? s.partials_max[1] : 1)};
-  X* buckets = temp.take<X>(s.buckets);
+  if (temp.counting() || s.n == 0) return;
+
+  const uint32_t* in_count = d.count;
+  const uint32_t* in_keys = d.keys;
+  const X* in_parts = nullptr;
+  for (unsigned lv = 0; lv < s.levels; ++lv) {
+    unsigned L = lv == 0 ? s.chunk1 : s.chunk;
+    std::size_t m = s.chunks_max[lv];
+    uint32_t* out_keys = pkeys[lv % 2];
+    X* out = parts[lv % 2];
+    ex.for_each(m, chunk_runs_fn{in_keys, in_count, L, runs});
+    ex.exclusive_sum(scan_temp, scan_bytes, runs, base, m);
+    ex.for_each(1, total_fn{base, runs, m, counts + lv});
+    if (lv == 0)
+      ex.for_each(m, level1_fn<A, X>{in_keys, d.vals, in_count, points, base, L, out_keys, out});
+    else
+      ex.for_each(m, level_fn<X>{in_keys, in_parts, in_count, base, L, out_keys, out});
+    in_count = counts + lv;
+    in_keys = out_keys;
+    in_parts = out;
+  }
+  ex.for_each(s.partials_max[s.levels - 1], runsum_fn<X>{in_keys, in_parts, in_count, buckets, add});
+}
+
+/// Step 6: the s.sums window sums of the buckets of shape s into windows[0
+/// .. s.sums); scratch from `temp` as for prepare().
+template <class Exec, class X>
+void reduce(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
   const std::size_t W = s.sums;  // bucket sets to reduce
   const std::size_t seg0 = std::max<std::size_t>(s.half / reduce_seg, 1);  // segments of level 0
   X* tot = temp.take<X>(W * seg0);
@@ -509,30 +557,7 @@ void accumulate(const Exec& ex, const shape& s, const digits& d, const A* points
   X* top = temp.take<X>(W);
   if (temp.counting()) return;
 
-  ex.zero(buckets, sizeof(X) * s.buckets);
-  if (s.n > 0) {
-    const uint32_t* in_count = d.count;
-    const uint32_t* in_keys = d.keys;
-    const X* in_parts = nullptr;
-    for (unsigned lv = 0; lv < s.levels; ++lv) {
-      unsigned L = lv == 0 ? s.chunk1 : s.chunk;
-      std::size_t m = s.chunks_max[lv];
-      uint32_t* out_keys = pkeys[lv % 2];
-      X* out = parts[lv % 2];
-      ex.for_each(m, chunk_runs_fn{in_keys, in_count, L, runs});
-      ex.exclusive_sum(scan_temp, scan_bytes, runs, base, m);
-      ex.for_each(1, total_fn{base, runs, m, counts + lv});
-      if (lv == 0)
-        ex.for_each(m, level1_fn<A, X>{in_keys, d.vals, in_count, points, base, L, out_keys, out});
-      else
-        ex.for_each(m, level_fn<X>{in_keys, in_parts, in_count, base, L, out_keys, out});
-      in_count = counts + lv;
-      in_keys = out_keys;
-      in_parts = out;
-    }
-    ex.for_each(s.partials_max[s.levels - 1], runsum_fn<X>{in_keys, in_parts, in_count, buckets});
-  }
-  // step 6: levels of segments, the sums of their tot_j, the last few serially
+  // levels of segments, the sums of their tot_j, the last few serially
   const X* x = buckets;
   std::size_t m = s.half;
   for (unsigned lv = 0; lv < s.reduce_levels; ++lv) {
@@ -557,6 +582,22 @@ void accumulate(const Exec& ex, const shape& s, const digits& d, const A* points
   if (s.reduce_levels) ex.for_each(W, horner_fn<X>{top, level_sums, s.reduce_levels, unsigned(W), windows});
 }
 
+/// Steps 3-6: the s.sums window sums of sum_i s_i P_i into windows[0 ..
+/// s.sums) (points: the n points, or the n*W precomputed ones with a fixed
+/// base); scratch from `temp` as for prepare(). The buckets stay carved;
+/// the scratch of steps 3-5 and of step 6 overlap (they run one after the
+/// other).
+template <class Exec, class A, class X>
+void accumulate(const Exec& ex, const shape& s, const digits& d, const A* points, X* windows,
+                carver& temp) {
+  X* buckets = temp.take<X>(s.buckets);
+  carver pass_temp = temp, reduce_temp = temp;
+  if (!temp.counting()) ex.zero(buckets, sizeof(X) * s.buckets);
+  bucket_pass(ex, s, d, points, buckets, false, pass_temp);
+  reduce(ex, s, buckets, windows, reduce_temp);
+  temp = pass_temp.used() > reduce_temp.used() ? pass_temp : reduce_temp;
+}
+
 /// Scratch bytes prepare() needs for shape s.
 template <class Exec, class Scalar>
 std::size_t prepare_bytes(const Exec& ex, const shape& s) {
@@ -573,10 +614,149 @@ std::size_t accumulate_bytes(const Exec& ex, const shape& s) {
   return c.used();
 }
 
+/// Scratch bytes bucket_pass() needs for shape s and points of type A.
+template <class Exec, class A, class X>
+std::size_t bucket_pass_bytes(const Exec& ex, const shape& s) {
+  carver c;
+  bucket_pass<Exec, A, X>(ex, s, digits{}, nullptr, nullptr, false, c);
+  return c.used();
+}
+
+/// Scratch bytes reduce() needs for shape s.
+template <class Exec, class X>
+std::size_t reduce_bytes(const Exec& ex, const shape& s) {
+  carver c;
+  reduce<Exec, X>(ex, s, nullptr, nullptr, c);
+  return c.used();
+}
+
 /// Bytes of the persistent digit arrays for shape s.
 inline std::size_t digits_bytes(const shape& s) {
   carver c;
   carve_digits(c, s);
+  return c.used();
+}
+
+// ---- chunked scalars ---------------------------------------------------------
+
+/// Chunks at most.
+constexpr unsigned max_chunks = 8;
+/// Scalars from which an MSM is chunked by default: at 2^22 the scalars
+/// (128 MiB) take ~2.5 ms to upload at ~52 GB/s, worth hiding; below, the
+/// extra bucket passes would cost about as much as they hide.
+constexpr std::size_t chunked_min_n = std::size_t(1) << 22;
+/// Chunks by default from chunked_min_n on.
+constexpr unsigned chunked_default = 3;
+/// Chunk k+1 holds this many times the scalars of chunk k: its upload must
+/// hide behind chunk k's compute, and an H200 computes a G1 MSM's scalars
+/// ~6x slower than it uploads them (62 ms vs 10 ms at 2^24), G2's slower
+/// still; the first chunk, whose upload nothing hides, is 1/21 of n for 3.
+constexpr std::size_t chunk_growth = 4;
+
+/// Where the scalars of each chunk start: chunk k is [begin[k], begin[k+1]).
+struct chunking {
+  unsigned count = 1;
+  std::size_t begin[max_chunks + 1] = {};
+};
+
+/// The chunk count for n scalars: `forced` when non-zero (1 = unchunked),
+/// else chunked_default from chunked_min_n on and 1 below; at most
+/// max_chunks and at most n (every chunk holds a scalar).
+inline unsigned chunk_count(std::size_t n, unsigned forced = 0) {
+  unsigned k = forced ? forced : (n >= chunked_min_n ? chunked_default : 1u);
+  k = std::min(k, max_chunks);
+  return unsigned(std::max<std::size_t>(1, std::min<std::size_t>(k, n)));
+}
+
+/// n scalars in `count` chunks (clamped as chunk_count() does), each
+/// chunk_growth times the one before.
+inline chunking split(std::size_t n, unsigned count) {
+  chunking ch;
+  ch.count = chunk_count(n, std::max(count, 1u));
+  std::size_t weight[max_chunks + 1] = {0};  // prefix sums of 1, g, g^2, ...
+  std::size_t g = 1;
+  for (unsigned k = 0; k < ch.count; ++k, g *= chunk_growth) weight[k + 1] = weight[k] + g;
+  const std::size_t total = weight[ch.count];  // <= 4^8: n * total fits 64 bits
+  for (unsigned k = 1; k < ch.count; ++k) {
+    std::size_t b = n * weight[k] / total;
+    b = std::max(b, ch.begin[k - 1] + 1);  // no empty chunk (count <= n)
+    ch.begin[k] = std::min(b, n - (ch.count - k));
+  }
+  ch.begin[ch.count] = n;
+  return ch;
+}
+
+/// The shape of chunk k of the MSM of shape s: s's window, its scalars
+/// offset by begin[k] and, with a fixed base, s's precomputed table.
+inline shape chunk_shape(const shape& s, const chunking& ch, unsigned k) {
+  shape p = plan(ch.begin[k + 1] - ch.begin[k], s.bits, s.c, s.fixed_base);
+  p.offset = s.offset + ch.begin[k];
+  p.table_n = s.table_n;
+  return p;
+}
+
+/// Steps 1-6 over the scalars in the chunks of ch: chunk k's digits are
+/// made and sorted and its buckets added (bucket_pass) before chunk k+1's,
+/// into one bucket array of shape s, then one reduction into windows[0 ..
+/// s.sums). `st` runs the steps (exec_steps below on any executor; the
+/// device's own in ops_impl.cuh), and st.wait(k) comes before chunk k's
+/// scalars are read (the GPU waits for their upload there). Memory from
+/// `mem`: digits of the largest chunk, the buckets and one scratch area
+/// that the steps share (a counting carver only measures it).
+template <class Steps, class Scalar, class A, class X>
+void chunked(const Steps& st, const shape& s, const chunking& ch, const Scalar* scalars, const A* points,
+             X* windows, carver& mem) {
+  shape parts[max_chunks];
+  unsigned largest = 0;
+  std::size_t temp_bytes = st.reduce_bytes(s);
+  for (unsigned k = 0; k < ch.count; ++k) {
+    parts[k] = chunk_shape(s, ch, k);
+    temp_bytes = std::max({temp_bytes, st.prepare_bytes(parts[k]), st.bucket_bytes(parts[k])});
+    if (parts[k].entries > parts[largest].entries) largest = k;
+  }
+  const digits d = carve_digits(mem, parts[largest]);
+  X* buckets = mem.take<X>(s.buckets);
+  void* temp = mem.take_bytes(temp_bytes);
+  if (mem.counting()) return;
+  st.zero(buckets, sizeof(X) * s.buckets);
+  for (unsigned k = 0; k < ch.count; ++k) {
+    st.wait(k);
+    st.prepare(parts[k], scalars + ch.begin[k], d, temp, temp_bytes);
+    st.buckets(parts[k], d, points, buckets, k > 0, temp, temp_bytes);
+  }
+  st.reduce(s, buckets, windows, temp, temp_bytes);
+}
+
+/// The steps of chunked() on an executor, scratch carved from `temp`.
+template <class Exec, class Scalar, class A, class X>
+struct exec_steps {
+  Exec ex;
+
+  std::size_t prepare_bytes(const shape& s) const { return msm::prepare_bytes<Exec, Scalar>(ex, s); }
+  std::size_t bucket_bytes(const shape& s) const { return bucket_pass_bytes<Exec, A, X>(ex, s); }
+  std::size_t reduce_bytes(const shape& s) const { return msm::reduce_bytes<Exec, X>(ex, s); }
+  void zero(void* p, std::size_t bytes) const { ex.zero(p, bytes); }
+  void wait(unsigned) const {}
+  void prepare(const shape& s, const Scalar* scalars, const digits& d, void* temp, std::size_t bytes) const {
+    carver c(temp, bytes);
+    msm::prepare(ex, s, scalars, d, c);
+  }
+  void buckets(const shape& s, const digits& d, const A* points, X* b, bool add, void* temp,
+               std::size_t bytes) const {
+    carver c(temp, bytes);
+    bucket_pass(ex, s, d, points, b, add, c);
+  }
+  void reduce(const shape& s, const X* b, X* windows, void* temp, std::size_t bytes) const {
+    carver c(temp, bytes);
+    msm::reduce(ex, s, b, windows, c);
+  }
+};
+
+/// Bytes chunked() takes from `mem` for shape s and chunks ch.
+template <class Steps, class Scalar, class A, class X>
+std::size_t chunked_bytes(const Steps& st, const shape& s, const chunking& ch) {
+  carver c;
+  chunked<Steps, Scalar, A, X>(st, s, ch, nullptr, nullptr, nullptr, c);
   return c.used();
 }
 

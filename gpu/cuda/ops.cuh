@@ -69,6 +69,52 @@ template <class G>
 void msm_accumulate(const msm::shape& sh, const msm::digits& d, const zk::ec::affine<G>* points,
                     zk::ec::xyzz<G>* windows, void* temp, std::size_t temp_bytes, cudaStream_t s);
 
+/// Scratch for msm_buckets on shape sh over group G.
+template <class G>
+std::size_t msm_buckets_bytes(const msm::shape& sh);
+
+/// Steps 3-5 (msm::bucket_pass): the digits d into buckets[0 .. sh.buckets),
+/// stored, or added to the buckets' contents when `add`.
+template <class G>
+void msm_buckets(const msm::shape& sh, const msm::digits& d, const zk::ec::affine<G>* points,
+                 zk::ec::xyzz<G>* buckets, bool add, void* temp, std::size_t temp_bytes, cudaStream_t s);
+
+/// Scratch for msm_reduce on shape sh over group G.
+template <class G>
+std::size_t msm_reduce_bytes(const msm::shape& sh);
+
+/// Step 6 (msm::reduce): the sh.sums window sums of buckets[0 .. sh.buckets).
+template <class G>
+void msm_reduce(const msm::shape& sh, const zk::ec::xyzz<G>* buckets, zk::ec::xyzz<G>* windows, void* temp,
+                std::size_t temp_bytes, cudaStream_t s);
+
+/// MSM scalars: standard-form 4-limb Fr (one type serves both curves).
+using msm_scalar = zk::bn254::scalar;
+
+/// The copy stream and events of msm_chunked's uploads; reusable by one
+/// MSM after another.
+struct msm_uploads {
+  stream copy;
+  event free;                         ///< the compute stream reached the MSM: the scalar buffer may be written
+  event uploaded[msm::max_chunks];    ///< chunk k is on the device
+};
+
+/// Device memory msm_chunked takes for shape sh and chunks ch.
+template <class G>
+std::size_t msm_chunked_bytes(const msm::shape& sh, const msm::chunking& ch);
+
+/// The sh.sums window sums of sum_i s_i P_i with the scalars in the chunks
+/// of ch (msm::chunked): with `host` set, chunk k is copied from host to
+/// dev on up->copy while the chunks before it compute on s (host should be
+/// pinned memory, or the copies block the thread); with host null the
+/// scalars are on the device already. sh is planned with ch.count passes
+/// (msm::plan); mem holds msm_chunked_bytes. Enqueued only; the window sums
+/// and every copy are done when s reaches the end of what this enqueues.
+template <class G>
+void msm_chunked(const msm::shape& sh, const msm::chunking& ch, const msm_scalar* host, msm_scalar* dev,
+                 const zk::ec::affine<G>* points, zk::ec::xyzz<G>* windows, void* mem, std::size_t mem_bytes,
+                 msm_uploads* up, cudaStream_t s);
+
 /// table[w*n + i] = 2^(c w) table[i] for the windows of a fixed-base shape
 /// sh; table[0 .. n) holds the points on entry (in place).
 template <class G>

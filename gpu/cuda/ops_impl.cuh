@@ -117,6 +117,97 @@ void msm_accumulate(const msm::shape& sh, const msm::digits& d, const zk::ec::af
 }
 
 template <class G>
+std::size_t msm_buckets_bytes(const msm::shape& sh) {
+  return msm::bucket_pass_bytes<device_exec, zk::ec::affine<G>, zk::ec::xyzz<G>>(device_exec{}, sh);
+}
+
+template <class G>
+void msm_buckets(const msm::shape& sh, const msm::digits& d, const zk::ec::affine<G>* points,
+                 zk::ec::xyzz<G>* buckets, bool add, void* temp, std::size_t temp_bytes, cudaStream_t s) {
+  detail::check_scratch("msm_buckets", msm_buckets_bytes<G>(sh), temp_bytes);
+  carver c(temp, temp_bytes);
+  msm::bucket_pass(device_exec{s}, sh, d, points, buckets, add, c);
+}
+
+template <class G>
+std::size_t msm_reduce_bytes(const msm::shape& sh) {
+  return msm::reduce_bytes<device_exec, zk::ec::xyzz<G>>(device_exec{}, sh);
+}
+
+template <class G>
+void msm_reduce(const msm::shape& sh, const zk::ec::xyzz<G>* buckets, zk::ec::xyzz<G>* windows, void* temp,
+                std::size_t temp_bytes, cudaStream_t s) {
+  detail::check_scratch("msm_reduce", msm_reduce_bytes<G>(sh), temp_bytes);
+  carver c(temp, temp_bytes);
+  msm::reduce(device_exec{s}, sh, buckets, windows, c);
+}
+
+namespace detail {
+
+/// The steps of msm::chunked on stream s; each chunk first waits for its
+/// upload (up null: the scalars are on the device already).
+template <class G>
+struct device_steps {
+  using S = msm_scalar;
+  using A = zk::ec::affine<G>;
+  using X = zk::ec::xyzz<G>;
+  cudaStream_t s;
+  const msm_uploads* up;
+
+  std::size_t prepare_bytes(const msm::shape& sh) const { return msm_prepare_bytes<S>(sh); }
+  std::size_t bucket_bytes(const msm::shape& sh) const { return msm_buckets_bytes<G>(sh); }
+  std::size_t reduce_bytes(const msm::shape& sh) const { return msm_reduce_bytes<G>(sh); }
+  void zero(void* p, std::size_t bytes) const {
+    if (bytes) CUDA_OK(cudaMemsetAsync(p, 0, bytes, s));
+  }
+  void wait(unsigned k) const {
+    if (up) CUDA_OK(cudaStreamWaitEvent(s, up->uploaded[k].get(), 0));
+  }
+  void prepare(const msm::shape& sh, const S* scalars, const msm::digits& d, void* temp, std::size_t bytes) const {
+    msm_prepare<S>(sh, scalars, d, temp, bytes, s);
+  }
+  void buckets(const msm::shape& sh, const msm::digits& d, const A* points, X* b, bool add, void* temp,
+               std::size_t bytes) const {
+    msm_buckets<G>(sh, d, points, b, add, temp, bytes, s);
+  }
+  void reduce(const msm::shape& sh, const X* b, X* windows, void* temp, std::size_t bytes) const {
+    msm_reduce<G>(sh, b, windows, temp, bytes, s);
+  }
+};
+
+}  // namespace detail
+
+template <class G>
+std::size_t msm_chunked_bytes(const msm::shape& sh, const msm::chunking& ch) {
+  return msm::chunked_bytes<detail::device_steps<G>, msm_scalar, zk::ec::affine<G>, zk::ec::xyzz<G>>(
+      detail::device_steps<G>{nullptr, nullptr}, sh, ch);
+}
+
+template <class G>
+void msm_chunked(const msm::shape& sh, const msm::chunking& ch, const msm_scalar* host, msm_scalar* dev,
+                 const zk::ec::affine<G>* points, zk::ec::xyzz<G>* windows, void* mem, std::size_t mem_bytes,
+                 msm_uploads* up, cudaStream_t s) {
+  if (ch.count < 1 || ch.count > msm::max_chunks || ch.begin[ch.count] != sh.n)
+    throw backend_error("msm_chunked: " + std::to_string(ch.count) + " chunks do not cover " +
+                        std::to_string(sh.n) + " scalars");
+  detail::check_scratch("msm_chunked", msm_chunked_bytes<G>(sh, ch), mem_bytes);
+  if (host) {
+    if (!up) throw backend_error("msm_chunked: uploading the scalars needs an msm_uploads");
+    const cudaStream_t copy = up->copy.get();
+    up->free.record(s);
+    CUDA_OK(cudaStreamWaitEvent(copy, up->free.get(), 0));
+    for (unsigned k = 0; k < ch.count; ++k) {
+      const std::size_t lo = ch.begin[k], len = ch.begin[k + 1] - lo;
+      CUDA_OK(cudaMemcpyAsync(dev + lo, host + lo, len * sizeof(msm_scalar), cudaMemcpyHostToDevice, copy));
+      up->uploaded[k].record(copy);
+    }
+  }
+  carver c(mem, mem_bytes);
+  msm::chunked(detail::device_steps<G>{s, host ? up : nullptr}, sh, ch, static_cast<const msm_scalar*>(dev),
+               points, windows, c);
+}
+
+template <class G>
 void msm_precompute(const msm::shape& sh, zk::ec::affine<G>* table, cudaStream_t s) {
   if (!sh.fixed_base) throw backend_error("msm_precompute: the shape has no fixed base");
   msm::precompute(device_exec{s}, sh, static_cast<const zk::ec::affine<G>*>(table), table);
@@ -131,6 +222,12 @@ template <class F>
 void field_ops(const F* a, const F* b, F* prod, F* sum, F* diff, std::size_t n, cudaStream_t s) {
   device_exec{s}.for_each(n, detail::field_ops_fn<F>{a, b, prod, sum, diff});
 }
+
+// The digit steps are compiled once, in ops_common.cu (the radix sort is
+// slow to compile); the group files that call them only link to them.
+extern template std::size_t msm_prepare_bytes<msm_scalar>(const msm::shape&);
+extern template void msm_prepare<msm_scalar>(const msm::shape&, const msm_scalar*, const msm::digits&, void*,
+                                             std::size_t, cudaStream_t);
 
 }  // namespace proofline::gpu::cuda
 
@@ -148,5 +245,15 @@ void field_ops(const F* a, const F* b, F* prod, F* sum, F* diff, std::size_t n, 
   template std::size_t msm_accumulate_bytes<G>(const msm::shape&);                                 \
   template void msm_accumulate<G>(const msm::shape&, const msm::digits&, const zk::ec::affine<G>*, \
                                   zk::ec::xyzz<G>*, void*, std::size_t, cudaStream_t);             \
+  template std::size_t msm_buckets_bytes<G>(const msm::shape&);                                    \
+  template void msm_buckets<G>(const msm::shape&, const msm::digits&, const zk::ec::affine<G>*,    \
+                               zk::ec::xyzz<G>*, bool, void*, std::size_t, cudaStream_t);          \
+  template std::size_t msm_reduce_bytes<G>(const msm::shape&);                                     \
+  template void msm_reduce<G>(const msm::shape&, const zk::ec::xyzz<G>*, zk::ec::xyzz<G>*, void*,   \
+                              std::size_t, cudaStream_t);                                          \
+  template std::size_t msm_chunked_bytes<G>(const msm::shape&, const msm::chunking&);              \
+  template void msm_chunked<G>(const msm::shape&, const msm::chunking&, const msm_scalar*, msm_scalar*, \
+                               const zk::ec::affine<G>*, zk::ec::xyzz<G>*, void*, std::size_t,     \
+                               msm_uploads*, cudaStream_t);                                        \
   template void msm_precompute<G>(const msm::shape&, zk::ec::affine<G>*, cudaStream_t);             \
   template void table_points<G>(const zk::ec::affine<G>*, std::size_t, zk::ec::affine<G>*, cudaStream_t);

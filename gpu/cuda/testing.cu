@@ -62,17 +62,29 @@ void to_host(T* h, const device_buffer<T>& d, cudaStream_t s) {
 
 template <class C, class G>
 zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const typename C::scalar* scalars, std::size_t n,
-                        int device, unsigned window, bool fixed_base) {
+                        int device, unsigned window, bool fixed_base, unsigned chunks) {
   using X = zk::ec::xyzz<G>;
   using S = typename C::scalar;
   device_guard guard(device);
   stream st;
   const cudaStream_t s = st.get();
-  const cuda::msm::shape sh = cuda::msm::plan(n, C::fr::params::bits, window, fixed_base);
+  const cuda::msm::chunking ch = cuda::msm::split(n, cuda::msm::chunk_count(n, chunks));
+  const cuda::msm::shape sh = cuda::msm::plan(n, C::fr::params::bits, window, fixed_base, ch.count);
   device_buffer<zk::ec::affine<G>> d_points(fixed_base ? n * sh.windows : n);
   if (n)
     CUDA_OK(cudaMemcpyAsync(d_points.get(), points, n * sizeof(points[0]), cudaMemcpyHostToDevice, s));
   if (fixed_base) msm_precompute<G>(sh, d_points.get(), s);
+  if (ch.count > 1) {
+    device_buffer<S> d_scalars(n);
+    msm_uploads up;
+    const std::size_t bytes = msm_chunked_bytes<G>(sh, ch);
+    device_buffer<unsigned char> mem(bytes);
+    device_buffer<X> windows(sh.sums);
+    msm_chunked<G>(sh, ch, scalars, d_scalars.get(), d_points.get(), windows.get(), mem.get(), bytes, &up, s);
+    std::vector<X> host(sh.sums);
+    to_host(host.data(), windows, s);
+    return cuda::msm::combine(host.data(), sh).to_jacobian();
+  }
   auto d_scalars = to_device(scalars, n, s);
   const std::size_t temp_bytes = std::max(msm_prepare_bytes<S>(sh), msm_accumulate_bytes<G>(sh));
   device_buffer<unsigned char> scratch(cuda::msm::digits_bytes(sh) + temp_bytes + carver::alignment);
@@ -153,7 +165,7 @@ namespace {
 
 template <class C, class G>
 std::vector<double> time_msm_typed(unsigned log_n, unsigned warmup, unsigned runs, int device, uint64_t seed,
-                                   unsigned window, bool fixed_base) {
+                                   unsigned window, bool fixed_base, unsigned chunks) {
   using A = zk::ec::affine<G>;
   using X = zk::ec::xyzz<G>;
   using S = typename C::scalar;
@@ -161,7 +173,8 @@ std::vector<double> time_msm_typed(unsigned log_n, unsigned warmup, unsigned run
   stream st;
   const cudaStream_t s = st.get();
   const std::size_t n = std::size_t(1) << log_n;
-  const cuda::msm::shape sh = cuda::msm::plan(n, C::fr::params::bits, window, fixed_base);
+  const cuda::msm::chunking ch = cuda::msm::split(n, cuda::msm::chunk_count(n, chunks));
+  const cuda::msm::shape sh = cuda::msm::plan(n, C::fr::params::bits, window, fixed_base, ch.count);
   device_buffer<A> points(fixed_base ? n * sh.windows : n);
   device_points<C, G>(points.get(), n, seed, s);
   if (fixed_base) msm_precompute<G>(sh, points.get(), s);
@@ -169,20 +182,28 @@ std::vector<double> time_msm_typed(unsigned log_n, unsigned warmup, unsigned run
   std::mt19937_64 rng(seed ^ 0x5ca1a75);
   for (std::size_t i = 0; i < n; ++i) scalars[i] = below(C::fr::modulus(), rng);
   device_buffer<S> d_scalars(n);
-  const std::size_t temp_bytes = std::max(msm_prepare_bytes<S>(sh), msm_accumulate_bytes<G>(sh));
-  device_buffer<unsigned char> scratch(cuda::msm::digits_bytes(sh) + temp_bytes + carver::alignment);
+  const bool chunked = ch.count > 1;
+  const std::size_t temp_bytes =
+      chunked ? msm_chunked_bytes<G>(sh, ch) : std::max(msm_prepare_bytes<S>(sh), msm_accumulate_bytes<G>(sh));
+  const std::size_t digit_bytes = chunked ? 0 : cuda::msm::digits_bytes(sh);
+  device_buffer<unsigned char> scratch(digit_bytes + temp_bytes + carver::alignment);
   carver cv(scratch.get(), scratch.bytes());
-  const cuda::msm::digits d = cuda::msm::carve_digits(cv, sh);
+  const cuda::msm::digits d = chunked ? cuda::msm::digits{} : cuda::msm::carve_digits(cv, sh);
   void* temp = cv.take_bytes(temp_bytes);
   device_buffer<X> windows(sh.sums);
   pinned_buffer<X> host(sh.sums);
+  msm_uploads up;  // chunked: the copy stream and its events
   event start, stop;
   std::vector<double> ms;
   for (unsigned r = 0; r < warmup + runs; ++r) {
     start.record(s);
-    CUDA_OK(cudaMemcpyAsync(d_scalars.get(), scalars.get(), n * sizeof(S), cudaMemcpyHostToDevice, s));
-    msm_prepare<S>(sh, d_scalars.get(), d, temp, temp_bytes, s);
-    msm_accumulate<G>(sh, d, points.get(), windows.get(), temp, temp_bytes, s);
+    if (chunked) {
+      msm_chunked<G>(sh, ch, scalars.get(), d_scalars.get(), points.get(), windows.get(), temp, temp_bytes, &up, s);
+    } else {
+      CUDA_OK(cudaMemcpyAsync(d_scalars.get(), scalars.get(), n * sizeof(S), cudaMemcpyHostToDevice, s));
+      msm_prepare<S>(sh, d_scalars.get(), d, temp, temp_bytes, s);
+      msm_accumulate<G>(sh, d, points.get(), windows.get(), temp, temp_bytes, s);
+    }
     CUDA_OK(cudaMemcpyAsync(host.get(), windows.get(), windows.bytes(), cudaMemcpyDeviceToHost, s));
     stop.record(s);
     stop.synchronize();
@@ -224,12 +245,12 @@ std::vector<double> time_ntt_typed(unsigned log_n, bool coset, unsigned warmup, 
 }  // namespace
 
 std::vector<double> time_msm(zk::curve_id curve, int group, unsigned log_n, unsigned warmup, unsigned runs,
-                             int device, uint64_t seed, unsigned window, bool fixed_base) {
+                             int device, uint64_t seed, unsigned window, bool fixed_base, unsigned chunks) {
   return zk::visit_curve(curve, [&](auto c) {
     using C = decltype(c);
     if (group == 2)
-      return time_msm_typed<C, typename C::g2_group>(log_n, warmup, runs, device, seed, window, fixed_base);
-    return time_msm_typed<C, typename C::g1_group>(log_n, warmup, runs, device, seed, window, fixed_base);
+      return time_msm_typed<C, typename C::g2_group>(log_n, warmup, runs, device, seed, window, fixed_base, chunks);
+    return time_msm_typed<C, typename C::g1_group>(log_n, warmup, runs, device, seed, window, fixed_base, chunks);
   });
 }
 
@@ -244,10 +265,10 @@ std::vector<double> time_ntt(zk::curve_id curve, unsigned log_n, bool coset, uns
 #define PROOFLINE_TESTING_CURVE(C)                                                                        \
   template zk::ec::jacobian<C::g1_group> msm<C, C::g1_group>(const zk::ec::affine<C::g1_group>*,          \
                                                              const C::scalar*, std::size_t, int, unsigned, \
-                                                             bool);                                        \
+                                                             bool, unsigned);                              \
   template zk::ec::jacobian<C::g2_group> msm<C, C::g2_group>(const zk::ec::affine<C::g2_group>*,          \
                                                              const C::scalar*, std::size_t, int, unsigned, \
-                                                             bool);                                        \
+                                                             bool, unsigned);                              \
   template void ntt<C::fr>(C::fr*, unsigned, bool, int, bool);                                            \
   template void odd_coset<C::fr>(C::fr*, unsigned, int, bool);                                            \
   template void field_ops<C::fr>(const C::fr*, const C::fr*, C::fr*, C::fr*, C::fr*, std::size_t, int);  \

@@ -16,10 +16,12 @@
 namespace proofline::gpu::cuda::testing {
 
 /// sum_i scalars[i] * points[i]; window = 0 lets the planner choose;
-/// fixed_base precomputes the window multiples of the points first.
+/// fixed_base precomputes the window multiples of the points first; chunks:
+/// the scalars are uploaded and digested in that many chunks (msm_chunked),
+/// 1 = whole, 0 = msm::chunk_count()'s choice for n.
 template <class C, class G>
 zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const typename C::scalar* scalars, std::size_t n,
-                        int device, unsigned window = 0, bool fixed_base = false);
+                        int device, unsigned window = 0, bool fixed_base = false, unsigned chunks = 0);
 
 /// Natural-order forward or inverse NTT of data[0 .. 2^log_n), in place;
 /// tiled = shared-memory passes (the default), else register passes.
@@ -53,9 +55,11 @@ device_info describe_device(int device);
 /// Milliseconds of `runs` MSMs of 2^log_n (after `warmup` untimed ones), each
 /// timed with CUDA events from the upload of the scalars (pinned host memory)
 /// to the download of the window sums; points stay resident (with their
-/// precomputed window multiples when fixed_base). group 1 or 2.
+/// precomputed window multiples when fixed_base). group 1 or 2. chunks as
+/// for msm(): with more than one, chunk k+1 uploads while chunk k computes.
 std::vector<double> time_msm(zk::curve_id curve, int group, unsigned log_n, unsigned warmup, unsigned runs,
-                             int device, uint64_t seed, unsigned window = 0, bool fixed_base = false);
+                             int device, uint64_t seed, unsigned window = 0, bool fixed_base = false,
+                             unsigned chunks = 0);
 
 /// Milliseconds of `runs` natural-order NTTs (coset = false) or odd-coset
 /// steps (coset = true) of 2^log_n resident elements.

@@ -1,8 +1,10 @@
 // The CUDA backend on a real GPU against the CPU backend, bit for bit: the
 // device field code, NTTs and odd-coset steps of several sizes, G1 and G2
 // MSMs (n = 1, n not a power of two, zero scalars, points at infinity,
-// repeated points, skewed and uniform scalars, forced windows), and whole
-// partitions of the fixture circuits (proofs with r = s = 0 must be equal).
+// repeated points, skewed and uniform scalars, forced windows), MSMs whose
+// scalars upload in chunks under compute (forced 2, 3 and 8 chunks at 2^16,
+// the default chunking at 2^22), and whole partitions of the fixture
+// circuits (proofs with r = s = 0 must be equal).
 //
 // Without a usable GPU the binary exits 77, which CTest reports as skipped.
 // Environment:
@@ -32,6 +34,7 @@
 #include "gpu/cpu/ntt.hpp"
 #include "gpu/cuda/cuda_backend.hpp"
 #include "gpu/cuda/factory.hpp"
+#include "gpu/cuda/msm_pipeline.hpp"
 #include "gpu/cuda/testing.hpp"
 #include "zk/formats/atomic_file.hpp"
 #include "zk/formats/proof_json.hpp"
@@ -163,6 +166,38 @@ void msm_suite(const char* group) {
   }
 }
 
+/// Scalars in `chunks` chunks (uploaded while earlier chunks compute) against
+/// one upload and the CPU backend; chunks = 0 is the pipeline's own choice.
+template <class C, class G>
+void check_chunked(const std::vector<zk::ec::affine<G>>& points, const std::vector<typename C::scalar>& scalars,
+                   unsigned chunks, bool fixed) {
+  CAPTURE(points.size());
+  CAPTURE(chunks);
+  CAPTURE(fixed);
+  const std::size_t n = points.size();
+  auto want = gpu::cpu::msm<G, C::fr::N>(points.data(), scalars.data(), n, pool()).to_affine();
+  auto whole = cudat::msm<C, G>(points.data(), scalars.data(), n, device(), 0, fixed, 1).to_affine();
+  auto cut = cudat::msm<C, G>(points.data(), scalars.data(), n, device(), 0, fixed, chunks).to_affine();
+  CHECK(whole == want);
+  CHECK(cut == want);
+  CHECK(!want.is_infinity());
+}
+
+template <class C, class G>
+void chunked_suite(unsigned log_n, unsigned chunks, bool both_bases) {
+  std::mt19937_64 rng(700 + log_n);
+  auto p = cudat::random_points<C, G>(std::size_t(1) << log_n, 950 + log_n, device());
+  auto sc = test::make_scalars<C>(p.size(), test::scalar_mix::uniform, rng);
+  const std::size_t far = p.size() / 2;  // repeated points and scalars across chunks, zeros
+  for (std::size_t i = 0; i < p.size() / 8; ++i) {
+    p[far + 3 * i] = p[i];
+    sc[far + 3 * i] = sc[i];
+    sc[7 * i] = C::scalar::zero();
+  }
+  check_chunked<C, G>(p, sc, chunks, true);
+  if (both_bases) check_chunked<C, G>(p, sc, chunks, false);
+}
+
 // ---- whole partitions ---------------------------------------------------------
 
 template <class C>
@@ -281,6 +316,20 @@ TEST_CASE("MSMs on the GPU equal the CPU backend's on BN254") {
 TEST_CASE("MSMs on the GPU equal the CPU backend's on BLS12-381") {
   SUBCASE("G1") { msm_suite<zk::bls12_381, zk::bls12_381::g1_group>("G1"); }
   SUBCASE("G2") { msm_suite<zk::bls12_381, zk::bls12_381::g2_group>("G2"); }
+}
+
+TEST_CASE("MSMs with the scalars uploaded in chunks under compute equal whole ones and the CPU backend's") {
+  SUBCASE("BN254 G1 2^16 in 3, 2 and 8 chunks") {
+    for (unsigned k : {3u, 2u, 8u}) chunked_suite<zk::bn254, zk::bn254::g1_group>(16, k, k == 3);
+  }
+  SUBCASE("BN254 G2 and BLS12-381 G1, 2^14 in 3 chunks") {
+    chunked_suite<zk::bn254, zk::bn254::g2_group>(14, 3, false);
+    chunked_suite<zk::bls12_381, zk::bls12_381::g1_group>(14, 3, false);
+  }
+  SUBCASE("BN254 G1 2^22: the size from which MSMs are chunked by default") {
+    REQUIRE(gpu::cuda::msm::chunk_count(std::size_t(1) << 22) > 1);
+    chunked_suite<zk::bn254, zk::bn254::g1_group>(22, 0, false);
+  }
 }
 
 TEST_CASE("whole partitions on the CUDA backend equal the CPU backend's") {

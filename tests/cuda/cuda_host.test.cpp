@@ -179,6 +179,92 @@ TEST_CASE("the MSM pipeline on the host matches the CPU backend on BLS12-381") {
   msm_cases<zk::bls12_381>(rng);
 }
 
+/// The chunked pipeline (msm::chunked, `chunks` chunks) against the unchunked
+/// one and the CPU backend, with the same points, scalars and window.
+template <class C, class G>
+void check_chunked(std::size_t n, test::scalar_mix mix, unsigned chunks, unsigned c, bool fixed,
+                   std::mt19937_64& rng) {
+  CAPTURE(n);
+  CAPTURE(chunks);
+  CAPTURE(c);
+  CAPTURE(fixed);
+  auto points = test::make_points<C, G>(n, rng);
+  auto scalars = test::make_scalars<C>(n, mix, rng);
+  for (std::size_t i = 0; i < n; i += 7) scalars[i] = C::scalar::zero();  // zero digits in every chunk
+  const std::size_t far = 5 * (n / 7);  // a point again with its scalar again, in a later chunk
+  for (std::size_t i = 10; far > 0 && i + far < n; i += 31) {
+    points[i + far] = points[i];
+    scalars[i + far] = scalars[i];
+  }
+  const auto want = gpu::cpu::msm<G, C::fr::N>(points.data(), scalars.data(), n, pool()).to_affine();
+  CHECK(test::emulated_msm<C, G>(points, scalars, c, fixed, 1).to_affine() == want);
+  CHECK(test::emulated_msm<C, G>(points, scalars, c, fixed, chunks).to_affine() == want);
+  CHECK(!want.is_infinity());
+}
+
+TEST_CASE("an MSM whose scalars are cut into chunks equals the unchunked one and the CPU backend") {
+  namespace msm = gpu::cuda::msm;
+  using g1 = zk::bn254::g1_group;
+  using g2 = zk::bn254::g2_group;
+  using test::scalar_mix;
+  std::mt19937_64 rng(23);
+  SUBCASE("3 chunks of 1000 scalars, fixed base and plain points, planner's and small windows") {
+    for (bool fixed : {true, false})
+      for (unsigned c : {0u, 4u, 9u}) check_chunked<zk::bn254, g1>(1000, scalar_mix::uniform, 3, c, fixed, rng);
+  }
+  SUBCASE("skewed and all-one scalars: later chunks add to buckets earlier ones filled") {
+    check_chunked<zk::bn254, g1>(1000, scalar_mix::skewed, 3, 0, true, rng);
+    check_chunked<zk::bn254, g1>(600, scalar_mix::ones, 5, 0, true, rng);
+    check_chunked<zk::bn254, g1>(600, scalar_mix::ones, 2, 3, false, rng);
+  }
+  SUBCASE("G2 and BLS12-381") {
+    check_chunked<zk::bn254, g2>(300, scalar_mix::uniform, 3, 0, true, rng);
+    check_chunked<zk::bls12_381, zk::bls12_381::g1_group>(500, scalar_mix::uniform, 4, 0, true, rng);
+  }
+  SUBCASE("more chunks than scalars: one scalar a chunk") {
+    check_chunked<zk::bn254, g1>(5, scalar_mix::uniform, 8, 0, true, rng);
+    auto p = test::make_points<zk::bn254, g1>(3, rng);
+    std::vector<zk::bn254::scalar> zeros(3, zk::bn254::scalar::zero());
+    CHECK(test::emulated_msm<zk::bn254, g1>(p, zeros, 0, true, 3).is_infinity());
+    CHECK(test::emulated_msm<zk::bn254, g1>({}, {}, 0, true, 3).is_infinity());
+  }
+}
+
+TEST_CASE("msm::split cuts n scalars into growing, non-empty chunks that cover them") {
+  namespace msm = gpu::cuda::msm;
+  auto ch = msm::split(1000, 3);
+  CHECK(ch.count == 3);
+  CHECK(ch.begin[0] == 0);
+  CHECK(ch.begin[1] == 47);  // 1000 * 1/21
+  CHECK(ch.begin[2] == 238);  // 1000 * 5/21
+  CHECK(ch.begin[3] == 1000);
+  for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(7), std::size_t(100), std::size_t(1) << 24})
+    for (unsigned k = 1; k <= msm::max_chunks + 2; ++k) {
+      CAPTURE(n);
+      CAPTURE(k);
+      ch = msm::split(n, k);
+      CHECK(ch.count == std::min<std::size_t>({k, msm::max_chunks, n}));
+      CHECK(ch.begin[ch.count] == n);
+      for (unsigned j = 0; j < ch.count; ++j) CHECK(ch.begin[j] < ch.begin[j + 1]);
+    }
+  CHECK(msm::chunk_count(std::size_t(1) << 20) == 1);  // small MSMs stay whole
+  CHECK(msm::chunk_count(std::size_t(1) << 22) == msm::chunked_default);
+  CHECK(msm::chunk_count(std::size_t(1) << 24, 1) == 1);
+  CHECK(msm::chunk_count(0, 3) == 1);
+  // 2^24 in 3 chunks: the first chunk's upload, the part left exposed, is under 5% of the whole
+  ch = msm::split(std::size_t(1) << 24, 3);
+  CHECK(ch.begin[1] * 20 < (std::size_t(1) << 24));
+  // a pass per chunk weighs on the buckets: the planner takes fewer of them for 3 passes
+  CHECK(msm::plan(std::size_t(1) << 24, 254, 0, true, 3).c < msm::plan(std::size_t(1) << 24, 254, 0, true).c);
+  // a chunk of a fixed-base MSM keeps the window and addresses the whole table
+  const auto s = msm::plan(1000, 254, 0, true, 3);
+  const auto p = msm::chunk_shape(s, msm::split(1000, 3), 2);
+  CHECK(p.n == 1000 - 238);
+  CHECK(p.c == s.c);
+  CHECK(p.offset == 238);
+  CHECK(p.table_n == 1000);
+}
+
 TEST_CASE("msm::plan keeps every bucket key below the sentinel and bounds the levels") {
   namespace msm = gpu::cuda::msm;
   for (std::size_t n : {std::size_t(1), std::size_t(1) << 10, std::size_t(1) << 20, std::size_t(1) << 24})

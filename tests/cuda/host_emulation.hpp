@@ -13,21 +13,33 @@
 namespace proofline::test {
 
 /// sum scalars[i] * points[i] through the MSM pipeline on the host; c = 0
-/// lets plan() choose the window; fixed_base precomputes the window multiples.
+/// lets plan() choose the window; fixed_base precomputes the window
+/// multiples; chunks > 1 runs msm::chunked() over that many chunks of the
+/// scalars (chunks = 0: msm::chunk_count()'s choice for the size).
 template <class C, class G>
 zk::ec::jacobian<G> emulated_msm(const std::vector<zk::ec::affine<G>>& points,
                                  const std::vector<typename C::scalar>& scalars, unsigned c = 0,
-                                 bool fixed_base = false) {
+                                 bool fixed_base = false, unsigned chunks = 1) {
   namespace msm = gpu::cuda::msm;
   using A = zk::ec::affine<G>;
   using X = zk::ec::xyzz<G>;
   using S = typename C::scalar;
   const gpu::cuda::host_exec ex;
-  const msm::shape s = msm::plan(points.size(), C::fr::params::bits, c, fixed_base);
+  const msm::chunking ch = msm::split(points.size(), msm::chunk_count(points.size(), chunks));
+  const msm::shape s = msm::plan(points.size(), C::fr::params::bits, c, fixed_base, ch.count);
   std::vector<A> table;
   if (fixed_base) {
     table.resize(points.size() * s.windows);
     msm::precompute(ex, s, points.data(), table.data());
+  }
+  const A* pts = fixed_base ? table.data() : points.data();
+  std::vector<X> windows(s.sums);
+  if (ch.count > 1) {
+    const msm::exec_steps<gpu::cuda::host_exec, S, A, X> st{ex};
+    std::vector<char> mem(msm::chunked_bytes<decltype(st), S, A, X>(st, s, ch));
+    gpu::cuda::carver cv(mem.data(), mem.size());
+    msm::chunked(st, s, ch, scalars.data(), pts, windows.data(), cv);
+    return msm::combine(windows.data(), s).to_jacobian();
   }
   std::vector<char> dig(msm::digits_bytes(s));
   std::size_t temp_bytes = std::max(msm::prepare_bytes<gpu::cuda::host_exec, S>(ex, s),
@@ -37,9 +49,8 @@ zk::ec::jacobian<G> emulated_msm(const std::vector<zk::ec::affine<G>>& points,
   const msm::digits d = msm::carve_digits(dc, s);
   gpu::cuda::carver t1(temp.data(), temp.size());
   msm::prepare(ex, s, scalars.data(), d, t1);
-  std::vector<X> windows(s.sums);
   gpu::cuda::carver t2(temp.data(), temp.size());
-  msm::accumulate(ex, s, d, fixed_base ? table.data() : points.data(), windows.data(), t2);
+  msm::accumulate(ex, s, d, pts, windows.data(), t2);
   return msm::combine(windows.data(), s).to_jacobian();
 }
 
