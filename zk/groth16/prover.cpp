@@ -20,7 +20,18 @@ template <class C>
 void accumulate(const std::vector<coef<C>>& coefs, const key_info& info,
                 const typename C::scalar* witness, typename C::fr* out, const char* matrix) {
   using fr = typename C::fr;
-  for (const auto& k : coefs) {
+  // Signals are scattered over the witness (tens of MiB at 2^20), so most
+  // reads miss every cache; asking for the witness value a few coefficients
+  // ahead overlaps those misses with the products in between.
+  constexpr std::size_t ahead = 16;
+  const std::size_t count = coefs.size();
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i + ahead < count) {
+      const auto& next = coefs[i + ahead];
+      if (next.signal < info.n_vars) __builtin_prefetch(witness + next.signal);
+      if (next.constraint < info.domain_size) __builtin_prefetch(out + next.constraint, 1);
+    }
+    const auto& k = coefs[i];
     if (k.constraint >= info.domain_size || k.signal >= info.n_vars)
       throw std::out_of_range(std::string("coefficient of ") + matrix + " at constraint " +
                               std::to_string(k.constraint) + ", signal " + std::to_string(k.signal) +
