@@ -138,11 +138,13 @@ run_report build_report(const run_record& rec);
 /// ready_partitions, waiting_for_memory, reserved_bytes, rss_bytes}].
 std::string report_json(const run_report& r, int indent = 2);
 
-/// NVML's utilization.gpu averages the driver's own last period before each
-/// sample: 1/6 s on H100/H200-class GPUs (up to 1 s on others). A sample
-/// taken less than that after the window opens still counts idle time from
-/// before it.
-inline constexpr double nvml_lookback_ms = 1000.0 / 6;
+/// NVML's utilization.gpu is the share of the driver's last sample period
+/// with a kernel running, and the value read is held until the next period
+/// ends: on the H200 each value stays for two 10 Hz reads (a period of
+/// ~1/6-1/5 s), so a read reflects up to two periods, ~0.4 s, before it. A
+/// read taken less than that after the window opens still counts time from
+/// before it. (Other products use periods of up to 1 s.)
+inline constexpr double nvml_lookback_ms = 400;
 
 /// Mean NVML utilization.gpu (as a fraction) of NVML device `nvml_index`
 /// over the samples taken in [from_ms + lookback_ms, to_ms], whose periods

@@ -193,8 +193,8 @@ TEST_CASE("long queue series are thinned to the deepest value of each stretch") 
 
 TEST_CASE("NVML samples whose averaging period reaches back before the window are left out") {
   // Window [0, 1000]: the sample at 50 ms still averages idle time from
-  // before the first span; those at 300 and 600 lie wholly inside.
-  std::vector<gpu::nvml_sample> s{{50, 0, 10, 0, 0}, {300, 0, 100, 0, 0}, {600, 0, 98, 0, 0}};
+  // before the first span; those at 500 and 800 lie wholly inside.
+  std::vector<gpu::nvml_sample> s{{50, 0, 10, 0, 0}, {500, 0, 100, 0, 0}, {800, 0, 98, 0, 0}};
   uint64_t n = 0;
   CHECK(nvml_busy_fraction(s, 0, 0, 1000, &n, nvml_lookback_ms).value() == doctest::Approx(0.99));
   CHECK(n == 2);
