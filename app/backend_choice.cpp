@@ -7,6 +7,8 @@
 #include <spdlog/spdlog.h>
 
 #include "gpu/cuda/factory.hpp"
+#include "gpu/pinning.hpp"
+#include "memory/estimate.hpp"
 #include "memory/size.hpp"
 
 namespace proofline::app {
@@ -22,6 +24,32 @@ unsigned default_synthesizers(const backend_choice& choice, unsigned finalizers)
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   unsigned spare = cores > finalizers + 1 ? cores - finalizers - 1 : 0;
   return std::clamp(spare, 2u, 64u);
+}
+
+std::vector<backend_record> backend_records(const backend_choice& choice) {
+  std::vector<backend_record> out;
+  for (size_t d = 0; d < choice.backends.size(); ++d) {
+    const auto& b = *choice.backends[d];
+    backend_record r;
+    r.kind = b.kind();
+    r.description = b.describe();
+    r.lanes = std::max(1u, b.lanes());
+    if (d < choice.devices.size()) r.cuda_device = choice.devices[d];
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+void configure_memory(runtime_config& rc, const backend_choice& choice, unsigned synthesizers,
+                      bool pool) {
+  const bool cuda = choice.cuda();
+  rc.footprint = cuda ? memory::cuda_footprint(choice.backends.front()->lanes())
+                      : memory::cpu_backend_footprint;
+  rc.pinned_pool = pool ? memory::default_pool_bytes(rc.memory_budget) : 0;
+  rc.pinned_pool_partitions = synthesizers + 3 * choice.lanes();
+  if (rc.pinned_pool + rc.footprint.fixed_bytes * choice.backends.size() >= rc.memory_budget)
+    rc.pinned_pool = 0;
+  rc.pinner = cuda ? gpu::cuda_pinner() : memory::pinner{};
 }
 
 std::optional<std::vector<int>> parse_gpu_list(const std::string& text, int visible,
@@ -91,6 +119,7 @@ backend_choice choose_backends(const backend_request& r) {
   try {
     for (int d : *ids)
       c.backends.push_back(std::shared_ptr<gpu::backend>(gpu::make_cuda_backend(d, settings)));
+    c.devices = *ids;
   } catch (const std::exception& e) {
     c.backends.clear();
     if (r.backend == "cuda") {

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "actors/runtime.hpp"
+#include "app/report.hpp"
 #include "gpu/backend.hpp"
 
 namespace proofline::app {
@@ -21,6 +23,7 @@ struct backend_request {
 
 struct backend_choice {
   std::vector<std::shared_ptr<gpu::backend>> backends;  ///< one per device used
+  std::vector<int> devices;  ///< CUDA device ordinal of each backend; empty for the CPU
   std::string error;  ///< non-empty: the request cannot be met (a usage error)
 
   bool cuda() const { return !backends.empty() && std::string(backends.front()->kind()) == "cuda"; }
@@ -39,6 +42,18 @@ std::optional<std::vector<int>> parse_gpu_list(const std::string& text, int visi
 /// its GPU time at 2^20); with the CPU backend 2, since proving already uses
 /// every core.
 unsigned default_synthesizers(const backend_choice& choice, unsigned finalizers);
+
+/// Each backend as reports name it (kind, description, lanes, CUDA device).
+std::vector<backend_record> backend_records(const backend_choice& choice);
+
+/// The runtime's memory settings for these backends: their host footprint
+/// (CUDA: each lane's pinned staging), and, when `pool` is set, a pinned pool
+/// that CUDA uploads read directly, sized at the first job for the
+/// partitions that can be in flight at once (granted ahead: synthesizers +
+/// lanes; proving: lanes; finalizing: one per lane), at most a quarter of
+/// rc.memory_budget (set it first), pinned with CUDA.
+void configure_memory(runtime_config& rc, const backend_choice& choice, unsigned synthesizers,
+                      bool pool);
 
 /// Creates the backends and logs which one runs and why. With --backend auto
 /// and no usable CUDA device, the CPU backend (said in the log); with

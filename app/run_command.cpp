@@ -40,25 +40,6 @@ constexpr const char* bundled_out_root = "proofline-out";
 /// blocking work runs in detached actors), so two are plenty.
 constexpr int scheduler_threads = 2;
 
-/// Each backend as the reports name it; a CUDA backend's position in the
-/// --gpus list gives its device ordinal.
-std::vector<backend_record> backend_records(const backend_choice& choice, const run_options& opts) {
-  std::vector<int> ordinals;
-  if (choice.cuda())
-    if (auto ids = parse_gpu_list(opts.gpus, gpu::cuda_device_count(), nullptr)) ordinals = *ids;
-  std::vector<backend_record> out;
-  for (size_t d = 0; d < choice.backends.size(); ++d) {
-    const auto& b = *choice.backends[d];
-    backend_record r;
-    r.kind = b.kind();
-    r.description = b.describe();
-    r.lanes = std::max(1u, b.lanes());
-    if (r.kind == "cuda") r.cuda_device = d < ordinals.size() ? ordinals[d] : static_cast<int>(d);
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
 /// Writes --report, --trace and --html; false (with the reason on `err`) if
 /// one could not be written.
 bool write_reports(const run_options& opts, const run_record& record, const run_report& report,
@@ -171,21 +152,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   rc.synthesizers = synthesizers;
   rc.finalizers = opts.finalizers;
   rc.pacing = opts.synthesis_ahead;  // 0: the runtime's default
-  // Memory system: a pinned pool that CUDA uploads read from directly, sized
-  // at the first job for the partitions that can be in flight at once
-  // (granted ahead: synthesizers + workers; proving: workers; finalizing: one
-  // per worker), at most a quarter of the budget; and the backend's host
-  // footprint for estimates.
-  bool cuda = choice.cuda();
-  rc.footprint = cuda ? memory::cuda_backend_footprint : memory::cpu_backend_footprint;
-  if (cuda)  // pinned staging and window sums per lane
-    rc.footprint.fixed_bytes =
-        opts.gpu_lanes * (memory::cuda_lane_staging_bytes + memory::cuda_lane_results_bytes);
-  rc.pinned_pool = memory::default_pool_bytes(rc.memory_budget);
-  rc.pinned_pool_partitions = synthesizers + 3 * choice.lanes();
-  if (rc.pinned_pool + rc.footprint.fixed_bytes * choice.backends.size() >= rc.memory_budget)
-    rc.pinned_pool = 0;
-  if (cuda) rc.pinner = gpu::cuda_pinner();
+  configure_memory(rc, choice, synthesizers, /*pool=*/true);
   spdlog::info("memory budget {}{}", memory::format_bytes(rc.memory_budget),
                opts.memory_budget ? "" : " (default: 70% of physical memory minus 1 GiB)");
   std::size_t partitions = 0;
@@ -201,14 +168,14 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   caf::actor_system sys{cfg};
   rc.clock = run_clock();
   run_record record;
-  record.backends = backend_records(choice, opts);
+  record.backends = backend_records(choice);
   record.synthesizers = synthesizers;
   record.finalizers = opts.finalizers;
   std::optional<observation> obs;
   try {
     observation_options oo;
     oo.progress = !opts.quiet && !opts.json;
-    oo.nvml = cuda;
+    oo.nvml = choice.cuda();
     oo.metrics = metrics;
     obs.emplace(sys, rc.clock, record.backends, oo);
   } catch (const std::exception& e) {

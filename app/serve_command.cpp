@@ -261,16 +261,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   rc.synthesizers = o.no_local_proving ? 0 : synthesizers;
   rc.finalizers = o.finalizers;
   rc.pacing = o.synthesis_ahead;
-  bool cuda = choice.cuda();
-  rc.footprint = cuda ? memory::cuda_backend_footprint : memory::cpu_backend_footprint;
-  if (cuda)  // pinned staging and window sums per lane
-    rc.footprint.fixed_bytes =
-        o.gpu_lanes * (memory::cuda_lane_staging_bytes + memory::cuda_lane_results_bytes);
-  rc.pinned_pool = o.no_local_proving ? 0 : memory::default_pool_bytes(rc.memory_budget);
-  rc.pinned_pool_partitions = synthesizers + 3 * choice.lanes();
-  if (rc.pinned_pool + rc.footprint.fixed_bytes * choice.backends.size() >= rc.memory_budget)
-    rc.pinned_pool = 0;
-  if (cuda) rc.pinner = gpu::cuda_pinner();
+  configure_memory(rc, choice, synthesizers, /*pool=*/!o.no_local_proving);
   spdlog::info("serve: memory budget {}; {}", memory::format_bytes(budget),
                o.no_local_proving ? "proving nothing locally (coordinator only)"
                                   : "proving locally");
@@ -278,19 +269,12 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   std::optional<observation> obs;
   if (metrics) {
     observation_options oo;
-    oo.nvml = cuda;
+    oo.nvml = choice.cuda();
     oo.metrics = metrics;
     oo.period = std::chrono::milliseconds(1000);
     oo.keep_samples = false;
-    std::vector<backend_record> records;
-    for (const auto& b : choice.backends)
-      records.push_back({b->kind(), b->describe(), -1, std::max(1u, b->lanes())});
-    if (cuda)
-      if (auto ids = parse_gpu_list(o.gpus, gpu::cuda_device_count(), nullptr))
-        for (size_t d = 0; d < records.size() && d < ids->size(); ++d)
-          records[d].cuda_device = (*ids)[d];
     try {
-      obs.emplace(sys, rc.clock, std::move(records), oo);
+      obs.emplace(sys, rc.clock, backend_records(choice), oo);
     } catch (const std::exception& e) {
       stop_control();
       return usage(e.what());

@@ -62,10 +62,15 @@ inline constexpr uint64_t cuda_lane_results_bytes = uint64_t(1) << 20;
 /// Concurrent prove() calls of the CUDA backend (backend_options::lanes).
 inline constexpr uint32_t cuda_lanes = 2;
 
-/// The CUDA backend: partitions live on the device; the host keeps only the
-/// lanes' pinned staging and result windows.
-inline constexpr backend_footprint cuda_backend_footprint{
-    0, 0, cuda_lanes * (cuda_lane_staging_bytes + cuda_lane_results_bytes)};
+/// The CUDA backend with `lanes` concurrent prove() calls: partitions live on
+/// the device; the host keeps only each lane's pinned staging and result
+/// windows.
+constexpr backend_footprint cuda_footprint(uint32_t lanes) {
+  return {0, 0, lanes * (cuda_lane_staging_bytes + cuda_lane_results_bytes)};
+}
+
+/// The CUDA backend with its default lanes.
+inline constexpr backend_footprint cuda_backend_footprint = cuda_footprint(cuda_lanes);
 
 /// Page size the pool aligns each buffer to (pinned_pool::block_alignment).
 inline constexpr uint64_t pinnable_page = 4096;
