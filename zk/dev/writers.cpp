@@ -4,36 +4,19 @@
 
 #include "zk/dev/output_file.hpp"
 #include "zk/formats/decimal.hpp"
+#include "zk/formats/snarkjs_json.hpp"
 
 namespace proofline::zk::dev {
 
 namespace {
 
-using json = nlohmann::ordered_json;
+using json = formats::snarkjs_json;
+using formats::field_json;
+using formats::point_json;
+using formats::snarkjs_indent;
 
 constexpr char wtns_magic[4] = {'w', 't', 'n', 's'};
 constexpr uint32_t wtns_version = 2;
-/// snarkjs writes JSON with a one-space indent.
-constexpr int snarkjs_indent = 1;
-
-template <class P>
-json field_json(const ff::fp<P>& x) {
-  return formats::to_decimal(x.to_standard());
-}
-template <class F>
-json field_json(const ff::fp2<F>& x) {
-  return json::array({field_json(x.c0), field_json(x.c1)});
-}
-
-/// [x, y, 1] (G2: [[x0, x1], [y0, y1], [1, 0]]), or snarkjs's [0, 1, 0] for infinity.
-template <class A>
-json point_json(const A& p) {
-  using field = typename A::field;
-  if (p.is_infinity())
-    return json::array(
-        {field_json(field::zero()), field_json(field::one()), field_json(field::zero())});
-  return json::array({field_json(p.x), field_json(p.y), field_json(field::one())});
-}
 
 }  // namespace
 

@@ -7,37 +7,14 @@
 
 #include "zk/formats/decimal.hpp"
 #include "zk/formats/primes.hpp"
+#include "zk/formats/snarkjs_json.hpp"
 
 namespace proofline::zk::formats {
 
 namespace {
 
 // Insertion-ordered, so keys come out in snarkjs's order.
-using json = nlohmann::ordered_json;
-
-/// snarkjs writes JSON.stringify(value, null, 1): one-space indent, no final newline.
-constexpr int snarkjs_indent = 1;
-
-// ---- writing ---------------------------------------------------------------
-
-template <class P>
-json field_json(const ff::fp<P>& x) {
-  return to_decimal(x.to_standard());
-}
-template <class F>
-json field_json(const ff::fp2<F>& x) {
-  return json::array({field_json(x.c0), field_json(x.c1)});
-}
-
-/// [x, y, z] with z = 1, or snarkjs's [0, 1, 0] for infinity.
-template <class A>
-json point_json(const A& p) {
-  using field = typename A::field;
-  if (p.is_infinity())
-    return json::array(
-        {field_json(field::zero()), field_json(field::one()), field_json(field::zero())});
-  return json::array({field_json(p.x), field_json(p.y), field_json(field::one())});
-}
+using json = snarkjs_json;
 
 // ---- reading ---------------------------------------------------------------
 
