@@ -71,14 +71,6 @@ std::vector<F> random_elements(std::size_t n, uint64_t seed) {
   return v;
 }
 
-template <class C, class G>
-zk::ec::affine<G> generator() {
-  if constexpr (std::is_same_v<G, typename C::g1_group>)
-    return C::g1_generator();
-  else
-    return C::g2_generator();
-}
-
 /// n random-looking points on the host: point i is the sum of five random
 /// multiples of the generator picked by i's 6-bit digits (4 mixed additions),
 /// converted to affine in batches with one inversion each (Montgomery's trick).
@@ -87,7 +79,7 @@ std::vector<zk::ec::affine<G>> host_points(std::size_t n, uint64_t seed, gpu::cp
   using jac = zk::ec::jacobian<G>;
   using field = typename G::field;
   std::mt19937_64 rng(seed);
-  const jac gen = jac::from_affine(generator<C, G>());
+  const jac gen = jac::from_affine(C::template generator<G>());
   std::vector<zk::ec::affine<G>> table(320);
   for (auto& p : table) p = gen.mul(below_modulus<typename C::fr>(rng)).to_affine();
   std::vector<zk::ec::affine<G>> out(n);

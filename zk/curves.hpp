@@ -5,6 +5,7 @@
 //   template <class C> ... C::fr, C::fq, C::fq2, C::g1_affine, C::g2_xyzz, ...
 #pragma once
 
+#include <type_traits>
 #include <cstdint>
 
 #include "zk/ec/point.hpp"
@@ -59,6 +60,15 @@ struct curve_set {
   static g2_affine g2_generator() {
     return {{field_from<fq>(Params::g2_gen_x[0]), field_from<fq>(Params::g2_gen_x[1])},
             {field_from<fq>(Params::g2_gen_y[0]), field_from<fq>(Params::g2_gen_y[1])}};
+  }
+  /// The generator of group G (g1_group or g2_group), for code written once
+  /// over both groups.
+  template <class G>
+  static ec::affine<G> generator() {
+    if constexpr (std::is_same_v<G, g1_group>)
+      return g1_generator();
+    else
+      return g2_generator();
   }
   /// Bytes of one field element in snarkjs files (n8q, n8r).
   static constexpr unsigned fq_bytes = fq::N * 8;

@@ -23,20 +23,12 @@ zk::ff::bigint<N> below(const zk::ff::bigint<N>& bound, std::mt19937_64& rng) {
   }
 }
 
-template <class C, class G>
-zk::ec::affine<G> generator() {
-  if constexpr (std::is_same_v<G, typename C::g1_group>)
-    return C::g1_generator();
-  else
-    return C::g2_generator();
-}
-
 /// out[0 .. n) on the device: table_points over 320 random multiples of the generator.
 template <class C, class G>
 void device_points(zk::ec::affine<G>* out, std::size_t n, uint64_t seed, cudaStream_t s) {
   using jac = zk::ec::jacobian<G>;
   std::mt19937_64 rng(seed);
-  const jac gen = jac::from_affine(generator<C, G>());
+  const jac gen = jac::from_affine(C::template generator<G>());
   std::vector<zk::ec::affine<G>> table(320);
   for (auto& p : table) p = gen.mul(below(C::fr::modulus(), rng)).to_affine();
   device_buffer<zk::ec::affine<G>> d_table(table.size());

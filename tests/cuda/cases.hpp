@@ -21,14 +21,6 @@ F random_element(std::mt19937_64& rng) {
   return F::from_standard(x);
 }
 
-template <class C, class G>
-zk::ec::affine<G> generator_of() {
-  if constexpr (std::is_same_v<G, typename C::g1_group>)
-    return C::g1_generator();
-  else
-    return C::g2_generator();
-}
-
 /// n distinct points e0 G + i d G (one addition each), with special points
 /// mixed in when there is room: infinity at 1, a repeat of point 0 at 2, the
 /// negation of point 0 at 3, and another repeat every 97th point.
@@ -36,7 +28,7 @@ template <class C, class G>
 std::vector<zk::ec::affine<G>> make_points(std::size_t n, std::mt19937_64& rng) {
   using jac = zk::ec::jacobian<G>;
   using fr = typename C::fr;
-  const jac gen = jac::from_affine(generator_of<C, G>());
+  const jac gen = jac::from_affine(C::template generator<G>());
   jac p = gen.mul(random_element<fr>(rng).to_standard());
   const jac step = gen.mul(random_element<fr>(rng).to_standard());
   std::vector<zk::ec::affine<G>> out(n);

@@ -25,14 +25,6 @@ struct msm_case {
   std::vector<scalar> logs;  ///< points[i] = logs[i] * generator
 };
 
-template <class C, class G>
-zk::ec::affine<G> generator() {
-  if constexpr (std::is_same_v<G, typename C::g1_group>)
-    return C::g1_generator();
-  else
-    return C::g2_generator();
-}
-
 /// n points e_i G with e_i = e0 + i d (one addition each), special points
 /// mixed in: infinity (e = 0), a repeated point, and its negation.
 template <class C, class G>
@@ -40,7 +32,7 @@ msm_case<C, G> make_case(std::size_t n, std::mt19937_64& rng) {
   using fr = typename C::fr;
   using jacobian = zk::ec::jacobian<G>;
   msm_case<C, G> t;
-  const auto gen = jacobian::from_affine(generator<C, G>());
+  const auto gen = jacobian::from_affine(C::template generator<G>());
   fr e = test::random_fe<fr>(rng), d = test::random_fe<fr>(rng);
   jacobian p = gen.mul(e.to_standard());
   const jacobian step = gen.mul(d.to_standard());
@@ -88,7 +80,7 @@ zk::ec::jacobian<G> by_discrete_logs(const msm_case<C, G>& t) {
   mpz_mod(acc, acc, r);
   auto total = test::from_mpz<C::fr::N>(acc);
   mpz_clears(acc, k, e, r, nullptr);
-  return zk::ec::jacobian<G>::from_affine(generator<C, G>()).mul(total);
+  return zk::ec::jacobian<G>::from_affine(C::template generator<G>()).mul(total);
 }
 
 template <class C, class G>
@@ -117,7 +109,7 @@ template <class C, class G>
 void check_degenerate(thread_pool& pool) {
   using affine = zk::ec::affine<G>;
   using jacobian = zk::ec::jacobian<G>;
-  const affine g = generator<C, G>();
+  const affine g = C::template generator<G>();
   const auto zero = C::scalar::zero();
   // n = 0 and all-zero scalars give infinity.
   CHECK(gpu::cpu::msm<G>(&g, &zero, 0, pool).is_infinity());
