@@ -289,17 +289,18 @@ struct total_fn {
   PL_HD void operator()(std::size_t) const { *total = base[m - 1] + runs[m - 1]; }
 };
 
-/// Level 1: sums the runs of chunk t, loading points through the sorted values.
-template <class A, class X>
-struct level1_fn {
+/// One level: sums the runs of equal keys inside chunk t of the `count`
+/// sorted entries and writes one partial per (chunk, key) at the chunk's
+/// slots; `terms.add(acc, i)` adds entry i to a running sum.
+template <class X, class Terms>
+struct level_runs_fn {
   const uint32_t* keys;
-  const uint32_t* vals;
   const uint32_t* count;
-  const A* points;
   const uint32_t* base;
   unsigned chunk;
   uint32_t* out_keys;
   X* out;
+  Terms terms;
 
   PL_HD void operator()(std::size_t t) const {
     std::size_t total = *count, begin = t * chunk;
@@ -317,48 +318,32 @@ struct level1_fn {
         key = k;
         acc = X::infinity();
       }
-      uint32_t v = vals[i];
-      A p = load(points + (v & ~sign_bit));
-      if (v & sign_bit) p = -p;
-      acc = acc.add_affine(p);
+      acc = terms.add(acc, i);
     }
     out_keys[slot] = key;
     out[slot] = acc;
   }
 };
 
-/// Later levels: sums the runs of chunk t of the partials.
-template <class X>
-struct level_fn {
-  const uint32_t* keys;
-  const X* in;
-  const uint32_t* count;
-  const uint32_t* base;
-  unsigned chunk;
-  uint32_t* out_keys;
-  X* out;
-
-  PL_HD void operator()(std::size_t t) const {
-    std::size_t total = *count, begin = t * chunk;
-    if (begin >= total) return;
-    std::size_t end = begin + chunk < total ? begin + chunk : total;
-    uint32_t slot = base[t];
-    uint32_t key = keys[begin];
-    X acc = X::infinity();
-    for (std::size_t i = begin; i < end; ++i) {
-      uint32_t k = keys[i];
-      if (k != key) {
-        out_keys[slot] = key;
-        out[slot] = acc;
-        ++slot;
-        key = k;
-        acc = X::infinity();
-      }
-      acc = acc + load(in + i);
-    }
-    out_keys[slot] = key;
-    out[slot] = acc;
+/// Level 1's terms: affine points through the sorted values (index, sign).
+template <class A>
+struct signed_points {
+  const uint32_t* vals;
+  const A* points;
+  template <class X>
+  PL_HD X add(const X& acc, std::size_t i) const {
+    uint32_t v = vals[i];
+    A p = load(points + (v & ~sign_bit));
+    if (v & sign_bit) p = -p;
+    return acc.add_affine(p);
   }
+};
+
+/// Later levels' terms: the previous level's partials.
+template <class X>
+struct partial_sums {
+  const X* in;
+  PL_HD X add(const X& acc, std::size_t i) const { return acc + load(in + i); }
 };
 
 // ---- step 5: runsum --------------------------------------------------------
@@ -533,9 +518,11 @@ void bucket_pass(const Exec& ex, const shape& s, const digits& d, const A* point
     ex.exclusive_sum(scan_temp, scan_bytes, runs, base, m);
     ex.for_each(1, total_fn{base, runs, m, counts + lv});
     if (lv == 0)
-      ex.for_each(m, level1_fn<A, X>{in_keys, d.vals, in_count, points, base, L, out_keys, out});
+      ex.for_each(m, level_runs_fn<X, signed_points<A>>{in_keys, in_count, base, L, out_keys, out,
+                                                        {d.vals, points}});
     else
-      ex.for_each(m, level_fn<X>{in_keys, in_parts, in_count, base, L, out_keys, out});
+      ex.for_each(m, level_runs_fn<X, partial_sums<X>>{in_keys, in_count, base, L, out_keys, out,
+                                                       {in_parts}});
     in_count = counts + lv;
     in_keys = out_keys;
     in_parts = out;
