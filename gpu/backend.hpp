@@ -83,6 +83,35 @@ class backend_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Throws backend_error unless `part` and `key` agree on every length a
+/// backend reads ("witness values: 3, the key expects 1521") and the key's
+/// domain is 2^log_domain with log_domain < max_log_domain.
+template <class C>
+void check_partition(const zk::groth16::proving_key<C>& key, const partition<C>& part,
+                     unsigned max_log_domain) {
+  const auto& info = key.info;
+  auto expect = [](std::size_t got, std::size_t want, const char* what) {
+    if (got != want)
+      throw backend_error(std::string(what) + ": " + std::to_string(got) + ", the key expects " +
+                          std::to_string(want));
+  };
+  if (info.log_domain >= max_log_domain || (std::size_t(1) << info.log_domain) != info.domain_size)
+    throw backend_error("domain size " + std::to_string(info.domain_size) + " is not 2^" +
+                        std::to_string(info.log_domain));
+  if (info.n_vars < info.n_public + 1)
+    throw backend_error(std::to_string(info.n_vars) + " variables cannot hold " +
+                        std::to_string(info.n_public) + " public signals and the constant 1");
+  expect(part.witness.size(), info.n_vars, "witness values");
+  expect(part.a.size(), info.domain_size, "a values");
+  expect(part.b.size(), info.domain_size, "b values");
+  expect(part.c.size(), info.domain_size, "c values");
+  expect(key.points_a.size(), info.n_vars, "A points");
+  expect(key.points_b1.size(), info.n_vars, "B1 points");
+  expect(key.points_b2.size(), info.n_vars, "B2 points");
+  expect(key.points_c.size(), info.n_private(), "C points");
+  expect(key.points_h.size(), info.domain_size, "H points");
+}
+
 class backend {
  public:
   virtual ~backend() = default;

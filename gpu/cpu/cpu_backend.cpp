@@ -114,29 +114,11 @@ class cpu_backend final : public backend {
   /// The partition and the key must agree on every length the prover reads.
   template <class C>
   static void check_sizes(const zk::groth16::proving_key<C>& key, const partition<C>& part) {
-    const auto& info = key.info;
-    auto fail = [&](const std::string& what) {
-      throw backend_error("cpu backend: " + what + " (key " + key.path + ")");
-    };
-    auto expect = [&](std::size_t got, std::size_t want, const char* what) {
-      if (got != want)
-        fail(std::string(what) + ": " + std::to_string(got) + ", expected " + std::to_string(want));
-    };
-    if (info.log_domain >= 32 || (std::size_t(1) << info.log_domain) != info.domain_size)
-      fail("domain size " + std::to_string(info.domain_size) + " is not 2^" +
-           std::to_string(info.log_domain));
-    if (info.n_vars < info.n_public + 1)
-      fail(std::to_string(info.n_vars) + " variables cannot hold " + std::to_string(info.n_public) +
-           " public signals and the constant 1");
-    expect(part.witness.size(), info.n_vars, "partition witness values");
-    expect(part.a.size(), info.domain_size, "partition a values");
-    expect(part.b.size(), info.domain_size, "partition b values");
-    expect(part.c.size(), info.domain_size, "partition c values");
-    expect(key.points_a.size(), info.n_vars, "A points");
-    expect(key.points_b1.size(), info.n_vars, "B1 points");
-    expect(key.points_b2.size(), info.n_vars, "B2 points");
-    expect(key.points_c.size(), info.n_private(), "C points");
-    expect(key.points_h.size(), info.domain_size, "H points");
+    try {
+      check_partition(key, part, 32);
+    } catch (const backend_error& e) {
+      throw backend_error(std::string("cpu backend: ") + e.what() + " (key " + key.path + ")");
+    }
   }
 
   cpu::thread_pool pool_;

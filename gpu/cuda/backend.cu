@@ -412,38 +412,13 @@ class cuda_backend final : public backend {
   // ---- the partition ---------------------------------------------------------
 
   template <class C>
-  static void check_sizes(const proving_key<C>& key, const partition<C>& part) {
-    const auto& info = key.info;
-    auto expect = [&](std::size_t got, std::size_t want, const char* what) {
-      if (got != want)
-        throw backend_error(std::string(what) + ": " + std::to_string(got) + ", the key expects " +
-                            std::to_string(want));
-    };
-    if (info.log_domain >= 31 || (std::size_t(1) << info.log_domain) != info.domain_size)
-      throw backend_error("domain size " + std::to_string(info.domain_size) + " is not 2^" +
-                          std::to_string(info.log_domain));
-    if (info.n_vars < info.n_public + 1)
-      throw backend_error(std::to_string(info.n_vars) + " variables cannot hold " +
-                          std::to_string(info.n_public) + " public signals and the constant 1");
-    expect(part.witness.size(), info.n_vars, "witness values");
-    expect(part.a.size(), info.domain_size, "a values");
-    expect(part.b.size(), info.domain_size, "b values");
-    expect(part.c.size(), info.domain_size, "c values");
-    expect(key.points_a.size(), info.n_vars, "A points");
-    expect(key.points_b1.size(), info.n_vars, "B1 points");
-    expect(key.points_b2.size(), info.n_vars, "B2 points");
-    expect(key.points_c.size(), info.n_private(), "C points");
-    expect(key.points_h.size(), info.domain_size, "H points");
-  }
-
-  template <class C>
   result_ptr prove_typed(const key_ptr& kp, const proving_key<C>& key, const partition<C>& part,
                          const prove_hooks& hooks) {
     using g1 = typename C::g1_group;
     using g2 = typename C::g2_group;
     using fr = typename C::fr;
     using scalar = typename C::scalar;
-    check_sizes(key, part);
+    check_partition(key, part, 31);  // 32-bit indices on the device
     const auto& info = key.info;
     device_guard guard(device_);
     lane_lease lease(*this);
