@@ -9,6 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zk/formats/error.hpp"
+#include "zk/formats/whole_file.hpp"
+
 namespace proofline::app {
 
 namespace {
@@ -66,6 +69,8 @@ std::string nonempty_string(const json& job, const char* key, const complaint& c
   if (!v.is_string()) c.field(key, "expected a non-empty string, got " + type_of(v));
   auto s = v.get<std::string>();
   if (s.empty()) c.field(key, "expected a non-empty string, got \"\"");
+  if (s.find('\0') != std::string::npos)
+    c.field(key, "contains a NUL character (\\u0000), which no path or id may hold");
   return s;
 }
 
@@ -108,6 +113,9 @@ job_spec parse_job(const json& job, std::size_t index, const std::string& name,
       if (!w.is_string() || w.get<std::string>().empty())
         c.field("witnesses", want + "; element " + std::to_string(i) + " is " +
                                  (w.is_string() ? std::string("\"\"") : type_of(w)));
+      if (w.get<std::string>().find('\0') != std::string::npos)
+        c.field("witnesses", "element " + std::to_string(i) +
+                                 " contains a NUL character (\\u0000), which no path may hold");
       spec.witnesses.push_back(resolve(base_dir, w.get<std::string>()));
     }
   }
@@ -128,14 +136,24 @@ job_spec parse_job(const json& job, std::size_t index, const std::string& name,
 std::vector<job_spec> parse_job_file(std::string_view text, const std::string& name,
                                      const std::string& base_dir, const std::string& out_root) {
   json doc;
+  // The last object key the parser passed, so that a value it cannot
+  // represent (1e999999) is reported with its field.
+  std::string last_key;
+  auto track = [&](int, json::parse_event_t event, json& value) {
+    if (event == json::parse_event_t::key) last_key = value.get<std::string>();
+    return true;
+  };
   try {
-    doc = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
+    doc = json::parse(text.begin(), text.end(), track);
+  } catch (const json::exception& e) {
     // nlohmann's what() starts with "[json.exception.parse_error.101] "; keep the rest.
     std::string what = e.what();
     auto cut = what.find("] ");
-    throw job_file_error(
-        name + ": invalid JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2)));
+    if (cut != std::string::npos) what = what.substr(cut + 2);
+    bool out_of_range = dynamic_cast<const json::out_of_range*>(&e) != nullptr;
+    if (out_of_range && !last_key.empty())
+      throw job_file_error(name + ": field " + in_quotes(last_key) + ": " + what);
+    throw job_file_error(name + ": invalid JSON: " + what);
   }
   if (!doc.is_object())
     throw job_file_error(name + ": expected an object {\"jobs\": [...]}, got " + type_of(doc));
@@ -173,13 +191,14 @@ std::vector<job_spec> read_job_file(const std::string& path,
                                     const std::optional<std::string>& out_root) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw job_file_error(path + ": is a directory, not a job file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw job_file_error(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw job_file_error(path + ": cannot read: " + std::strerror(errno));
+  std::string text;
+  try {
+    text = zk::formats::read_whole_file(path, max_job_file_bytes);
+  } catch (const zk::formats::format_error& e) {
+    throw job_file_error(e.what());
+  }
   std::string base = fs::path(path).parent_path().string();
-  return parse_job_file(text.str(), path, base, out_root ? *out_root : base);
+  return parse_job_file(text, path, base, out_root ? *out_root : base);
 }
 
 }  // namespace proofline::app

@@ -10,7 +10,8 @@
 // job has exactly the keys id, zkey, out, one of witness (a string) or
 // witnesses (a non-empty array of strings), and optionally priority (low,
 // normal, high, critical; default normal). Strings are non-empty; ids are
-// unique and so are out directories (after resolving). Relative zkey and
+// unique and so are out directories (after resolving); no string holds a NUL
+// character. Relative zkey and
 // witness paths resolve against the job file's directory; relative out paths
 // against the out root (the job file's directory unless --out-root is given).
 //
@@ -19,6 +20,7 @@
 // one of low, normal, high, critical, got "urgent"`.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -36,14 +38,19 @@ class job_file_error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// The largest job file read: room for hundreds of thousands of jobs, while
+/// a file from untrusted hands (or /dev/zero) is refused, never read whole.
+inline constexpr uint64_t max_job_file_bytes = uint64_t(64) << 20;
+
 /// Parses job-file text. `name` is the file as the user named it (for
 /// messages); `base_dir` resolves zkey and witness paths, `out_root` resolves
 /// out paths. Throws job_file_error.
 std::vector<job_spec> parse_job_file(std::string_view text, const std::string& name,
                                      const std::string& base_dir, const std::string& out_root);
 
-/// Reads and parses the file at `path`: paths resolve against its directory,
-/// out paths against `out_root` when given. Throws job_file_error.
+/// Reads and parses the file at `path` (a regular file of at most
+/// max_job_file_bytes): paths resolve against its directory, out paths
+/// against `out_root` when given. Throws job_file_error.
 std::vector<job_spec> read_job_file(const std::string& path,
                                     const std::optional<std::string>& out_root = std::nullopt);
 

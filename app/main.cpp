@@ -12,6 +12,7 @@
 #include "app/client_command.hpp"
 #include "app/serve_command.hpp"
 #include "app/submit_command.hpp"
+#include "app/tls_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace proofline::app;
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   add_serve_command(commands);    // remote control and clusters (docs/CLUSTER.md)
   add_submit_command(commands);
   add_client_commands(commands);  // status, cancel, await, metrics
+  add_tls_command(commands);      // TLS credentials of serve and its peers
   add_bench_command(commands);    // bench memory (app/bench_command.hpp)
 
   if (auto code = commands.parse(argc, argv, std::cout, std::cerr)) return *code;

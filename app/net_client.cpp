@@ -21,7 +21,8 @@ void add_client_options(CLI::App& app, client_options& o) {
                  "seconds, then exit 1")
       ->check(CLI::Range(1u, 3600u))
       ->capture_default_str();
-  add_tls_options(app, o.tls);
+  add_tls_options(app, o.tls,
+                  "Connect in plain text, without TLS (to a server started with --insecure)");
 }
 
 bool is_tty(const std::ostream& out) { return &out == &std::cout && isatty(STDOUT_FILENO); }
@@ -41,7 +42,10 @@ std::optional<int> client_session::open(const char* cmd, std::ostream& err) {
     return exit_usage;
   }
   ep_ = *ep;
-  if (auto problem = check_tls(opts_.tls); !problem.empty()) {
+  std::string created;
+  if (auto problem = resolve_tls(opts_.tls, /*create_missing=*/false, created,
+                                 std::chrono::seconds(opts_.connect_timeout_s));
+      !problem.empty()) {
     err << "proofline " << cmd << ": " << problem << "\n";
     return exit_usage;
   }

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -17,6 +18,9 @@
 #include <CLI/CLI.hpp>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+
+#include "app/tls_credentials.hpp"
+#include "zk/formats/whole_file.hpp"
 
 namespace proofline::app {
 
@@ -77,10 +81,6 @@ std::optional<endpoint> parse_endpoint(const std::string& s, std::string& why) {
   return ep;
 }
 
-bool is_loopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
-}
-
 std::string check_tls(const tls_options& tls) {
   if (!tls.any()) return {};
   if (tls.cert.empty() || tls.key.empty() || tls.ca.empty())
@@ -110,16 +110,58 @@ std::string check_tls(const tls_options& tls) {
   return {};
 }
 
-void add_tls_options(CLI::App& app, tls_options& tls) {
+std::string resolve_tls(tls_options& tls, bool create_missing, std::string& created,
+                        std::chrono::milliseconds wait_for_dir) {
+  bool files = tls.any();
+  if (tls.insecure && (files || !tls.dir.empty()))
+    return "--insecure turns TLS off: it cannot go with --tls-dir or --tls-cert/--tls-key/--tls-ca";
+  if (tls.insecure) return {};
+  if (files) {
+    if (!tls.dir.empty())
+      return "--tls-dir and --tls-cert/--tls-key/--tls-ca exclude each other";
+    return check_tls(tls);
+  }
+  std::string dir = tls.dir.empty() ? default_tls_dir() : tls.dir;
+  if (dir.empty())
+    return "no TLS credential directory: HOME is not set; give --tls-dir DIR (or set "
+           "PROOFLINE_TLS_DIR)";
+  // A client started beside its server may look before the server made them.
+  auto deadline = std::chrono::steady_clock::now() + wait_for_dir;
+  while (!create_missing && !tls_dir_complete(dir) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(retry_pause);
+  if (!tls_dir_complete(dir)) {
+    if (!create_missing)
+      return "no TLS credentials in " + dir +
+             " (ca.pem, peer.pem, peer.key): `proofline serve` creates them at its first "
+             "start; for another machine run `proofline tls issue` where they are and copy "
+             "the result here (see `proofline tls --help`)";
+    try {
+      if (tls_init(dir, host_name())) created = dir;
+    } catch (const std::exception& e) {
+      return std::string("cannot create TLS credentials: ") + e.what();
+    }
+  }
+  auto f = tls_files_in(dir);
+  tls.ca = f.ca;
+  tls.cert = f.cert;
+  tls.key = f.key;
+  return check_tls(tls);
+}
+
+void add_tls_options(CLI::App& app, tls_options& tls, const std::string& insecure_help) {
+  app.add_option("--tls-dir", tls.dir,
+                 "TLS credentials (ca.pem, peer.pem, peer.key) for mutual authentication on "
+                 "every link; default $PROOFLINE_TLS_DIR, else ~/.config/proofline/tls")
+      ->type_name("DIR");
   app.add_option("--tls-cert", tls.cert,
-                 "TLS: this process's certificate chain (PEM). With --tls-key and --tls-ca, "
-                 "every link uses CAF's OpenSSL module with mutual authentication: peers "
-                 "without a certificate from the CA are refused")
+                 "TLS: this process's certificate chain (PEM), instead of --tls-dir; needs "
+                 "--tls-key and --tls-ca")
       ->type_name("FILE");
   app.add_option("--tls-key", tls.key, "TLS: the certificate's private key (PEM, unencrypted)")
       ->type_name("FILE");
   app.add_option("--tls-ca", tls.ca, "TLS: the CA certificate peers' certificates must chain to")
       ->type_name("FILE");
+  app.add_flag("--insecure", tls.insecure, insecure_help);
 }
 
 void configure_network(caf::actor_system_config& cfg, const tls_options& tls,
@@ -171,27 +213,21 @@ control_actor connect_control(caf::actor_system& sys, const endpoint& ep, bool t
   }
 }
 
-std::string process_name() {
+std::string host_name() {
   char host[256] = {};
   if (gethostname(host, sizeof(host) - 1) != 0) std::strcpy(host, "localhost");
-  return std::string(host) + ":" + std::to_string(getpid());
+  return host;
 }
 
+std::string process_name() { return host_name() + ":" + std::to_string(getpid()); }
+
 std::vector<uint8_t> read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
-  return bytes;
+  auto bytes = zk::formats::read_whole_file(path, std::numeric_limits<uint64_t>::max());
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
 }
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(path + ": cannot read: " + std::strerror(errno));
-  return text.str();
+  return zk::formats::read_whole_file(path, max_text_file_bytes);
 }
 
 }  // namespace proofline::app

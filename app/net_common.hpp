@@ -48,24 +48,38 @@ struct endpoint {
 /// nullopt with the reason in `why`.
 std::optional<endpoint> parse_endpoint(const std::string& s, std::string& why);
 
-/// Whether `host` names the loopback interface (localhost, 127.0.0.0/8, ::1).
-bool is_loopback(const std::string& host);
-
-/// Mutual TLS through CAF's OpenSSL module: this process's certificate
-/// chain and key, and the CA that peers' certificates must chain to.
+/// How a process secures its links. By default every link uses mutual TLS
+/// through CAF's OpenSSL module with the credentials of a directory
+/// (app/tls_credentials.hpp): --tls-dir, else default_tls_dir(). Explicit
+/// --tls-cert/--tls-key/--tls-ca replace the directory; --insecure turns
+/// TLS off. resolve_tls() turns these choices into the three files.
 struct tls_options {
-  std::string cert, key, ca;
+  std::string cert, key, ca;  ///< the files in use; empty: plain text
+  std::string dir;            ///< --tls-dir
+  bool insecure = false;      ///< --insecure: plain text, no authentication
+  /// Whether TLS is on (after resolve_tls: files in use).
   bool any() const { return !cert.empty() || !key.empty() || !ca.empty(); }
 };
 
-/// Why the TLS options cannot work (all three are needed, each file must
+/// Why the TLS files cannot work (all three are needed, each file must
 /// load, the key must match the certificate); empty when they can. CAF's
 /// OpenSSL module would abort the process on a file it cannot load, so
 /// this runs before any connection.
 std::string check_tls(const tls_options& tls);
 
-/// Adds --tls-cert, --tls-key and --tls-ca to a subcommand.
-void add_tls_options(CLI::App& app, tls_options& tls);
+/// Settles which credentials `tls` uses: the explicit files, or those of its
+/// credential directory, or none with --insecure; then checks them. A
+/// missing directory is created (a new CA and peer certificate) when
+/// `create_missing` (a server or node), and `created` then names it;
+/// otherwise (a client) it is awaited for `wait_for_dir`, as a server
+/// starting beside the client creates it. Returns the problem, empty when
+/// the links can be set up.
+std::string resolve_tls(tls_options& tls, bool create_missing, std::string& created,
+                        std::chrono::milliseconds wait_for_dir = {});
+
+/// Adds --tls-dir, --tls-cert, --tls-key, --tls-ca and --insecure (whose
+/// help text is `insecure_help`) to a subcommand.
+void add_tls_options(CLI::App& app, tls_options& tls, const std::string& insecure_help);
 
 /// Loads the middleman (and the OpenSSL module when TLS is on), sets the
 /// heartbeat and `peer_timeout`, two scheduler threads, CAF's own logging off,
@@ -84,10 +98,18 @@ caf::io::middleman_actor connector(caf::actor_system& sys, bool tls);
 control_actor connect_control(caf::actor_system& sys, const endpoint& ep, bool tls,
                               std::chrono::milliseconds patience, std::string& why);
 
+/// This machine's host name ("localhost" if it has none).
+std::string host_name();
+
 /// "host:pid", naming this process in logs and metrics.
 std::string process_name();
 
-/// Whole-file reads; throw std::runtime_error naming the path.
+/// The largest text file a client or node reads whole (a job file, a proof).
+inline constexpr uint64_t max_text_file_bytes = uint64_t(64) << 20;
+
+/// Whole-file reads of regular files (a FIFO or device is refused at once);
+/// read_text refuses files over max_text_file_bytes. Throw
+/// std::runtime_error naming the path.
 std::vector<uint8_t> read_bytes(const std::string& path);
 std::string read_text(const std::string& path);
 

@@ -65,21 +65,26 @@ PATHS AND STORAGE:
   witness bytes with the job; proving keys always come from shared storage.
 
 SECURITY:
-  With --tls-cert, --tls-key and --tls-ca every link (listening and joining)
-  uses CAF's OpenSSL module with mutual certificate authentication: a peer
-  without a certificate from that CA is refused. A listener on an address
-  other than loopback needs TLS, or --insecure. One more reason: CAF 0.17's
-  BASP protocol allocates whatever payload length (up to 4 GiB) a message
-  header announces, before any handshake; a plain-text listener lets anyone
-  who can reach it make the server allocate and zero that much memory per
-  connection. TLS stops unauthenticated peers before BASP reads a byte.
-  Malformed messages and garbage bytes only close the offending connection.
+  Every link (listening and joining) uses mutual TLS through CAF's OpenSSL
+  module by default, on loopback too: each side presents a certificate and
+  requires the peer's to chain to the same CA, so a peer without one is
+  dropped during the TLS handshake, before CAF's BASP parser reads a byte.
+  The credentials come from --tls-dir (default $PROOFLINE_TLS_DIR, else
+  ~/.config/proofline/tls); `serve` creates a new CA and certificate there
+  at its first start, and clients and nodes of the same user on this
+  machine find them. For other machines see `proofline tls
+  --help`; --tls-cert/--tls-key/--tls-ca use certificates of your own PKI.
+  --insecure listens and joins in plain text. Anyone who can reach the port
+  can then stop the daemon: CAF 0.17.6's BASP parser crashes on a 32-byte
+  handshake header with an empty payload, and allocates whatever payload
+  length (up to 4 GiB) a header announces. Use it only where every peer that
+  can connect is trusted.
 
 HEARTBEATS: every proofline process sends a BASP heartbeat every 500 ms; a
   peer silent for --peer-timeout seconds is dropped (its work is re-queued).
 
 Stop with SIGINT or SIGTERM; exit 0 then, 2 on a usage error (bad option,
-unsafe listener, address in use, backend unavailable).)";
+TLS credentials missing or unusable, address in use, backend unavailable).)";
 
 /// Blocks SIGINT and SIGTERM in this thread and, by inheritance, in every
 /// thread the actor system starts, so sigwait() below receives them.
@@ -104,15 +109,15 @@ void add_serve_command(cli& c) {
   s.footer(serve_footer);
   s.add_option("--listen", opts->listen,
                "Publish the control actor on HOST:PORT (default 127.0.0.1:7470; port 0 = any "
-               "free port, printed). Non-loopback addresses need TLS or --insecure")
+               "free port, printed); every link uses mutual TLS unless --insecure")
       ->type_name("HOST:PORT");
   s.add_option("--join", opts->join,
                "Be a node of the coordinator at HOST:PORT (retries until it answers). Without "
                "--listen a node does not listen itself")
       ->type_name("HOST:PORT");
-  add_tls_options(s, opts->tls);
-  s.add_flag("--insecure", opts->insecure,
-             "Allow a plain-text listener on a non-loopback address (see SECURITY)");
+  add_tls_options(s, opts->tls,
+                  "Listen and join in plain text, without TLS: anyone who can reach the port "
+                  "can crash the daemon (see SECURITY)");
   s.add_option("--allow-root", opts->allow_roots,
                "Remote requests may read and write only under this directory (repeatable; "
                "default: the working directory)")
@@ -179,12 +184,17 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     join = parse_endpoint(o.join, why);
     if (!join) return usage("--join: " + why);
   }
-  if (auto problem = check_tls(o.tls); !problem.empty()) return usage(problem);
-  bool tls = o.tls.any();
-  if (listen && !is_loopback(listen->host) && !tls && !o.insecure)
-    return usage("--listen " + listen->text() +
-                 " is not a loopback address: give --tls-cert/--tls-key/--tls-ca, or --insecure "
-                 "to accept unauthenticated peers (see SECURITY in --help)");
+  tls_options tls_opts = o.tls;
+  std::string tls_created;
+  if (auto problem = resolve_tls(tls_opts, /*create_missing=*/true, tls_created);
+      !problem.empty())
+    return usage(problem);
+  if (!tls_created.empty())
+    spdlog::info("serve: created TLS credentials (a new CA and certificate) in {}", tls_created);
+  bool tls = tls_opts.any();
+  if (!tls)
+    spdlog::warn("serve: --insecure: links are plain text and unauthenticated; anyone who can "
+                 "reach {} can stop this daemon", listen ? listen->text() : o.join);
   std::vector<std::string> roots;
   try {
     if (o.allow_roots.empty()) roots.push_back(canonical_root(fs::current_path().string()));
@@ -217,7 +227,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   // 2. The actor system and the control actor, published before anything slow.
   sigset_t stop_signals = block_stop_signals();
   caf::actor_system_config cfg;
-  configure_network(cfg, o.tls, std::chrono::seconds(o.peer_timeout_s));
+  configure_network(cfg, tls_opts, std::chrono::seconds(o.peer_timeout_s));
   caf::actor_system sys{cfg};
   auto ops = real_prover_ops(o.cpu_threads);
   control_config cc;

@@ -21,7 +21,6 @@ struct serve_options {
   bool listen_given = false;
   std::string join;  ///< HOST:PORT of a coordinator; empty: not a node
   tls_options tls;
-  bool insecure = false;                 ///< allow a non-loopback listener without TLS
   std::vector<std::string> allow_roots;  ///< empty: the working directory
   std::string spool;                     ///< empty: <tmp>/proofline-spool-<pid>
   unsigned slots = 0;                    ///< node: 0 = synthesizers + GPU workers

@@ -1,6 +1,7 @@
 // Job files: every schema rule, each with the message a user reads.
 #include <doctest/doctest.h>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -178,5 +179,57 @@ TEST_CASE("reading a job file resolves paths against its directory, or out again
       job_file_error);
   CHECK_THROWS_WITH_AS(read_job_file(dir.string()),
                        (dir.string() + ": is a directory, not a job file").c_str(), job_file_error);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a NUL character in a path or id rejects the file, naming the field") {
+  // "circuit.zkey\u0000.x" would otherwise open circuit.zkey.
+  CHECK(
+      error_of(one(R"("id": "a", "zkey": "c.zkey\u0000.x", "witness": "w.wtns", "out": "out/a")")) ==
+      R"(jobs.json: job "a" (jobs[0]): field "zkey": contains a NUL character (\u0000), which no path or id may hold)");
+  CHECK(error_of(one(R"("id": "a\u0000b", "zkey": "c", "witness": "w", "out": "o")")).find(
+            R"(field "id": contains a NUL character)") != std::string::npos);
+  CHECK(error_of(one(R"("id": "a", "zkey": "c", "witness": "w\u0000", "out": "o")")).find(
+            R"(field "witness": contains a NUL character)") != std::string::npos);
+  CHECK(error_of(one(R"("id": "a", "zkey": "c", "witness": "w", "out": "o\u0000/x")")).find(
+            R"(field "out": contains a NUL character)") != std::string::npos);
+  CHECK(
+      error_of(one(R"("id": "a", "zkey": "c", "witnesses": ["w0", "w1\u0000"], "out": "o")")) ==
+      R"(jobs.json: job "a" (jobs[0]): field "witnesses": element 1 contains a NUL character (\u0000), which no path may hold)");
+}
+
+TEST_CASE("a number too large for any type is a schema error naming its field") {
+  CHECK(error_of(one(good_a + R"(, "priority": 1e999999)")) ==
+        R"(jobs.json: field "priority": number overflow parsing '1e999999')");
+  CHECK(error_of(R"({"jobs": [{"id": -1e400}]})") ==
+        R"(jobs.json: field "id": number overflow parsing '-1e400')");
+}
+
+TEST_CASE("a job file that is not a regular file or is too large is refused without reading it") {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("proofline-jobfile-x-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  SUBCASE("a FIFO is refused at once, not waited on") {
+    auto fifo = (dir / "jobs.fifo").string();
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK_THROWS_WITH_AS(read_job_file(fifo), (fifo + ": not a regular file (a FIFO)").c_str(),
+                         job_file_error);
+  }
+  SUBCASE("a device such as /dev/zero is refused") {
+    CHECK_THROWS_WITH_AS(read_job_file("/dev/zero"), "/dev/zero: not a regular file (a device)",
+                         job_file_error);
+  }
+  SUBCASE("a file over the limit is refused by its size") {
+    auto big = (dir / "big.json").string();
+    {
+      std::ofstream out(big);
+      out << one(good_a);
+    }
+    fs::resize_file(big, proofline::app::max_job_file_bytes + 1);
+    auto msg = big + ": " + std::to_string(proofline::app::max_job_file_bytes + 1) +
+               " bytes, more than the " + std::to_string(proofline::app::max_job_file_bytes) +
+               " this file may hold";
+    CHECK_THROWS_WITH_AS(read_job_file(big), msg.c_str(), job_file_error);
+  }
   fs::remove_all(dir);
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A job file mixing good jobs with broken ones (truncated witness, witness of
 # another circuit, witness of another curve, missing witness, zkey with a
-# corrupt magic) exits 1; the good jobs' proofs verify, and each broken job
+# corrupt magic, a FIFO as witness and as zkey) exits 1 without waiting on the
+# FIFOs; the good jobs' proofs verify, and each broken job
 # has a result.json with status "failed" and an error naming the bad file.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -14,6 +15,7 @@ cp in/small.zkey in/corrupt.zkey
 printf 'zkez' | dd of=in/corrupt.zkey bs=1 seek=0 count=4 conv=notrunc status=none
 [ "$(head -c 4 in/corrupt.zkey)" = "zkez" ] || fail "could not corrupt in/corrupt.zkey"
 [ ! -e in/absent.wtns ] || fail "in/absent.wtns should not exist"
+mkfifo in/fifo.wtns in/fifo.zkey
 
 cat >jobs.json <<'JSON'
 {"jobs": [
@@ -29,7 +31,9 @@ cat >jobs.json <<'JSON'
    "witnesses": ["in/small_0.wtns", "in/small_1.wtns", "in/small_2.wtns", "in/small_3.wtns"],
    "out": "out/good-four", "priority": "low"},
   {"id": "good-mid", "zkey": "in/medium.zkey", "witness": "in/medium_2.wtns", "out": "out/good-mid",
-   "priority": "high"}
+   "priority": "high"},
+  {"id": "fifo-witness", "zkey": "in/small.zkey", "witness": "in/fifo.wtns", "out": "out/fifo-witness"},
+  {"id": "fifo-zkey", "zkey": "in/fifo.zkey", "witness": "in/small_0.wtns", "out": "out/fifo-zkey"}
 ]}
 JSON
 
@@ -53,7 +57,11 @@ check result out/wrong-circuit --id wrong-circuit --status failed --culprit smal
 check result out/wrong-curve --id wrong-curve --status failed --culprit bls_0.wtns
 check result out/missing --id missing --status failed --culprit absent.wtns
 check result out/corrupt-zkey --id corrupt-zkey --status failed --culprit corrupt.zkey
-for job in truncated wrong-circuit wrong-curve corrupt-zkey; do
+check result out/fifo-witness --id fifo-witness --status failed --culprit fifo.wtns
+check result out/fifo-zkey --id fifo-zkey --status failed --culprit fifo.zkey
+grep -q "not a regular file (a FIFO)" out/fifo-witness/result.json ||
+  fail "the FIFO witness's error does not say what is wrong: $(cat out/fifo-witness/result.json)"
+for job in truncated wrong-circuit wrong-curve corrupt-zkey fifo-witness fifo-zkey; do
   if compgen -G "out/$job/proof*.json" >/dev/null; then
     fail "out/$job holds a proof although its only partition is broken"
   fi

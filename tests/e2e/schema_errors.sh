@@ -45,6 +45,20 @@ rejected bad-priority \
   '{"id": "job-prio", "zkey": "in/small.zkey", "witness": "in/small_1.wtns", "out": "out/prio", "priority": "urgent"}' \
   job-prio priority
 
+rejected nul-in-path \
+  '{"id": "nul", "zkey": "in/small.zkey\u0000.x", "witness": "in/small_1.wtns", "out": "out/nul"}' \
+  nul zkey "NUL character"
+rejected number-overflow \
+  '{"id": "big", "zkey": "in/small.zkey", "witness": "in/small_1.wtns", "out": "out/big", "priority": 1e999999}' \
+  priority "number overflow"
+
+# Not a job file at all: a device, a FIFO (refused at once, not waited on).
+prove dev-zero 2 run /dev/zero
+log_names dev-zero "/dev/zero: not a regular file (a device)"
+mkfifo fifo.json
+prove fifo 2 run fifo.json
+log_names fifo "fifo.json: not a regular file (a FIFO)"
+
 # Not JSON at all: names the file.
 rm -rf out
 printf '{"jobs": [%s, {"id": "cut", ' "$good" >truncated-json.json

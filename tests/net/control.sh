@@ -83,8 +83,10 @@ expect_rc 0 metrics "$proofline" metrics --connect "127.0.0.1:$port" --json
 [ "$(json metrics.log 'j["partitions"]["done"]')" = 18 ] || fail "metrics: $(cat metrics.log)"
 
 # 7. Refusals at start and when nothing listens.
-expect_rc 2 open "$proofline" serve --listen 0.0.0.0:0 --backend cpu
-log_has open "is not a loopback address"
+expect_rc 2 both "$proofline" serve --listen 127.0.0.1:0 --insecure --tls-dir "$work/tls"
+log_has both "--insecure turns TLS off"
+expect_rc 2 badtls "$proofline" serve --listen 127.0.0.1:0 --tls-dir "$small"
+log_has badtls "$small: exists but does not hold ca.pem, peer.pem and peer.key"
 expect_rc 2 halftls "$proofline" serve --listen 127.0.0.1:0 --tls-cert "$small/circuit.zkey"
 log_has halftls "TLS needs all of --tls-cert, --tls-key and --tls-ca"
 expect_rc 1 nothing "$proofline" status --connect 127.0.0.1:1 --connect-timeout 1

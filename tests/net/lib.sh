@@ -45,6 +45,9 @@ esac
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work"
+# Every serve and client of a test shares one credential directory: the
+# first listening serve creates it (mutual TLS is the default on every link).
+export PROOFLINE_TLS_DIR=$work/tls
 
 started=()
 cleanup() {

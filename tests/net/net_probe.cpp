@@ -10,9 +10,15 @@
 //                                    string of 2^40 bytes and one of 2^62 bytes
 //
 // It exits 0 once the messages are sent and the connection answered or
-// closed; the test then checks that the server still serves.
+// closed; the test then checks that the server still serves. With
+// PROOFLINE_TLS_DIR set it connects through CAF's OpenSSL module with that
+// directory's credentials (ca.pem, peer.pem, peer.key): a peer that holds a
+// certificate and still misbehaves.
 #include <caf/all.hpp>
 #include <caf/io/all.hpp>
+#include <caf/openssl/all.hpp>
+
+#include <cstdlib>
 
 #include <cstdint>
 #include <iostream>
@@ -61,8 +67,15 @@ typename Inspector::result_type inspect(Inspector& f, fake_witness& x) {
 }
 
 struct config : caf::actor_system_config {
-  config() {
+  explicit config(const char* tls_dir) {
     load<caf::io::middleman>();
+    if (tls_dir) {
+      load<caf::openssl::manager>();
+      std::string dir(tls_dir);
+      openssl_cafile = dir + "/ca.pem";
+      openssl_certificate = dir + "/peer.pem";
+      openssl_key = dir + "/peer.key";
+    }
     add_message_type<fake_submission>("proofline::job_submission");
     add_message_type<fake_witness>("proofline::inline_witness");
     set("logger.console-verbosity", caf::atom("quiet"));
@@ -80,11 +93,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string mode = argv[1];
-  config cfg;
+  const char* tls_dir = std::getenv("PROOFLINE_TLS_DIR");
+  config cfg{tls_dir && *tls_dir ? tls_dir : nullptr};
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
   caf::actor target;
-  self->request(sys.middleman().actor_handle(), std::chrono::seconds(5), caf::connect_atom::value,
+  auto connector = tls_dir && *tls_dir ? sys.openssl_manager().actor_handle()
+                                       : sys.middleman().actor_handle();
+  self->request(connector, std::chrono::seconds(5), caf::connect_atom::value,
                 std::string(argv[2]), static_cast<uint16_t>(std::stoi(argv[3])))
       .receive(
           [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>&) {

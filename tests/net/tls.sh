@@ -5,7 +5,8 @@
 # without TLS, are refused; a peer announcing an oversized BASP message gets
 # no allocation (TLS stops it first); a node with a good certificate joins a
 # TLS coordinator and proves, one without a certificate cannot join, and its
-# failed attempts do not disturb the joined node.
+# failed attempts do not disturb the joined node. `proofline tls init` and
+# `tls issue` make credentials that a coordinator, a node and a client use.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 command -v openssl >/dev/null || fail "the openssl CLI is missing (scripts/setup.sh installs it)"
 
@@ -48,7 +49,7 @@ verify "$small/verification_key.json" out/secret
 expect_rc 1 intruder "$proofline" status --connect "$ep" --connect-timeout 2 \
   --tls-cert pki/intruder.pem --tls-key pki/intruder.key --tls-ca pki/ca.pem
 log_has intruder "cannot connect"
-expect_rc 1 plain "$proofline" status --connect "$ep" --connect-timeout 2
+expect_rc 1 plain "$proofline" status --connect "$ep" --connect-timeout 2 --insecure
 log_has plain "cannot connect"
 # A certificate that does not match its key is caught before connecting.
 expect_rc 2 mismatch "$proofline" status --connect "$ep" \
@@ -73,7 +74,7 @@ cep=127.0.0.1:$serve_port
 # shellcheck disable=SC2046
 serve node --join "$cep" $(tls_as node) --allow-root "$fixtures" --backend cpu --slots 2 \
   --memory-budget 512M
-serve stranger --join "$cep" --allow-root "$fixtures" --backend cpu --memory-budget 512M
+serve stranger --join "$cep" --insecure --allow-root "$fixtures" --backend cpu --memory-budget 512M
 joined() { grep -q 'joined: ' coord.err; }
 wait_until 15 joined || fail "the TLS node did not join"
 job_file remote.json remote medium 3 out/remote
@@ -85,4 +86,28 @@ grep -q "cannot join" stranger.err || fail "the node without TLS did not report 
 # The stranger's failed handshakes (one a second) never cost the TLS node its
 # link (app/net_tls_fix.cpp: OpenSSL's error queue is cleared before each call).
 ! grep -q "left;" coord.err || fail "the TLS node lost its link: $(grep 'left;' coord.err)"
+
+# 5. `proofline tls`: a CA made by `tls init`, a certificate for another
+# machine made by `tls issue` (without the CA's key), and both ends working.
+expect_rc 0 init "$proofline" tls init "$work/site"
+log_has init "created a CA"
+for f in ca.pem ca.key peer.pem peer.key; do [ -f "site/$f" ] || fail "tls init wrote no $f"; done
+[ "$(stat -c %a site/peer.key)" = 600 ] || fail "peer.key is not private: $(stat -c %a site/peer.key)"
+expect_rc 0 init_again "$proofline" tls init "$work/site"
+log_has init_again "holds credentials already"
+expect_rc 0 issue "$proofline" tls issue --ca-dir "$work/site" --name node2 "$work/node2"
+[ -f node2/peer.pem ] && [ -f node2/ca.pem ] || fail "tls issue wrote no certificate"
+[ ! -e node2/ca.key ] || fail "tls issue copied the CA's key"
+expect_rc 1 issue_again "$proofline" tls issue --ca-dir "$work/site" --name node2 "$work/node2"
+log_has issue_again "exists already"
+serve site --listen 127.0.0.1:0 --tls-dir "$work/site" --no-local-proving --allow-root "$work" \
+  --allow-root "$fixtures" --backend cpu --memory-budget 1G
+sep=127.0.0.1:$serve_port
+serve node2 --join "$sep" --tls-dir "$work/node2" --allow-root "$fixtures" --backend cpu \
+  --slots 2 --memory-budget 512M
+joined_site() { grep -q 'joined: ' site.err; }
+wait_until 15 joined_site || fail "the node certified by tls issue did not join"
+job_file site.json site small 2 out/site
+expect_rc 0 site_submit "$proofline" submit --connect "$sep" --tls-dir "$work/node2" site.json
+verify "$small/verification_key.json" out/site
 echo "PASS: net tls"

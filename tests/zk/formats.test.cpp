@@ -5,6 +5,7 @@
 // on a broken copy made in a temporary directory.
 #include <doctest/doctest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -804,4 +805,19 @@ void check_synthetic_key(const std::string& fixture_dir) {
 TEST_CASE("a large key loads on several threads and reports its first bad point") {
   SUBCASE("BN254") { check_synthetic_key<bn254>("bn254/small"); }
   SUBCASE("BLS12-381") { check_synthetic_key<bls12_381>("bls12_381/small"); }
+}
+
+TEST_CASE("a FIFO or a device named as zkey or witness is refused at once") {
+  // Opening a FIFO for reading waits for a writer; the readers must refuse
+  // it instead of hanging the job (or the daemon's key loader) forever.
+  temp_dir tmp;
+  const std::string fifo = tmp.file("pipe");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto started = std::chrono::steady_clock::now();
+  expect_error([&] { formats::load_zkey(fifo); }, fifo, {"not a regular file (a FIFO)"});
+  expect_error([&] { formats::read_zkey_info(fifo); }, fifo, {"not a regular file (a FIFO)"});
+  expect_error([&] { formats::read_wtns_info(fifo); }, fifo, {"not a regular file (a FIFO)"});
+  expect_error([&] { formats::read_wtns_info("/dev/zero"); }, "/dev/zero",
+               {"not a regular file (a device)"});
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
 }

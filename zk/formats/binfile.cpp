@@ -23,7 +23,9 @@ constexpr uint64_t section_header_bytes = 12;
 }  // namespace
 
 input_file::input_file(std::string path) : path_(std::move(path)) {
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer; the file is
+  // refused below unless it is regular, where O_NONBLOCK changes nothing.
+  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
@@ -35,7 +37,10 @@ input_file::input_file(std::string path) : path_(std::move(path)) {
   if (!S_ISREG(st.st_mode)) {
     ::close(fd_);
     fd_ = -1;
-    fail("not a regular file");
+    fail(S_ISFIFO(st.st_mode)   ? "not a regular file (a FIFO)"
+         : S_ISDIR(st.st_mode)  ? "not a regular file (a directory)"
+         : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "not a regular file (a device)"
+                                : "not a regular file");
   }
   size_ = static_cast<uint64_t>(st.st_size);
 }
