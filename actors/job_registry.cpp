@@ -269,6 +269,7 @@ void start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
     }
   }
   if (orders.empty()) return;
+  if (self->state.cfg.partitions_queued) self->state.cfg.partitions_queued(key, orders.size());
   spdlog::debug("reserving {} partition(s) of {} each", orders.size(),
                 memory::format_bytes(est.total()));
   self->request(self->state.cfg.memory, caf::infinite, reserve_atom::value, std::move(orders))

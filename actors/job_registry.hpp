@@ -44,6 +44,10 @@ struct job_registry_config {
   /// runtime sends the GPU workers a prepare message, so the key's device
   /// upload overlaps the synthesis of its first partitions.
   std::function<void(const zk::groth16::key_ptr&)> key_ready;
+  /// Called (on the registry's thread) with the number of partitions of a
+  /// key just queued; the runtime tells the backends (backend::
+  /// expect_partitions), which weigh per-key precomputation by it.
+  std::function<void(const zk::groth16::key_ptr&, std::size_t)> partitions_queued;
 };
 
 struct job_entry {

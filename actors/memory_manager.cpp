@@ -466,6 +466,12 @@ class arena_backend final : public gpu::backend {
     inner_->prepare(key);
   }
   void evict(const zk::groth16::proving_key_base* key) override { inner_->evict(key); }
+  void expect_partitions(const zk::groth16::key_ptr& key, std::size_t partitions) override {
+    inner_->expect_partitions(key, partitions);
+  }
+  gpu::key_prep_stats key_stats(const zk::groth16::proving_key_base* key) override {
+    return inner_->key_stats(key);
+  }
 
   /// Called by one GPU worker, always on its own thread.
   gpu::result_ptr prove(const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,

@@ -82,6 +82,10 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   jrc.key_ready = [preparers](const zk::groth16::key_ptr& key) {
     for (const auto& w : *preparers) caf::anon_send(w, prepare_atom::value, key);
   };
+  // Non-blocking: a backend only notes the count.
+  jrc.partitions_queued = [backends](const zk::groth16::key_ptr& key, std::size_t n) {
+    for (const auto& b : backends) b->expect_partitions(key, n);
+  };
   registry_ = sys.spawn(job_registry, std::move(jrc));
   for (unsigned i = 0; i < cfg_.finalizers; ++i) {
     finalizer_config fc;

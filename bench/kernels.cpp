@@ -203,7 +203,7 @@ void prove_bench(const request& req, result& res) {
     require_cuda(req);
 #if PROOFLINE_HAVE_CUDA
     gpu::cuda::backend_options opt;
-    opt.precompute = req.fixed_base;
+    opt.tables = req.fixed_base ? gpu::cuda::table_policy::first : gpu::cuda::table_policy::never;
     be = gpu::cuda::make_backend(req.device, opt);
 #else
     be = gpu::make_cuda_backend(req.device);

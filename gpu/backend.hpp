@@ -112,6 +112,17 @@ void check_partition(const zk::groth16::proving_key<C>& key, const partition<C>&
   expect(key.points_h.size(), info.domain_size, "H points");
 }
 
+/// What preparing one key on one device cost and holds, for the run report.
+struct key_prep_stats {
+  bool resident = false;         ///< the key's points are on the device
+  double to_device_ms = 0;       ///< uploading its points (host wall time of the copies)
+  double tables_ms = 0;          ///< building its window tables (device time; 0: none built)
+  std::size_t tables_bytes = 0;  ///< device bytes of its tables (0: plain points only)
+  std::size_t device_bytes = 0;  ///< device bytes the key holds now (points, tables)
+  bool tables = false;           ///< partitions now read the tables
+  std::string tables_note;       ///< why there are no tables, or "building"; empty when tables are in use
+};
+
 class backend {
  public:
   virtual ~backend() = default;
@@ -127,10 +138,20 @@ class backend {
   virtual result_ptr prove(const zk::groth16::key_ptr& key, const partition_ptr& part,
                            const prove_hooks& hooks = {}) = 0;
   /// Makes `key` ready before its first partition arrives (CUDA: uploads
-  /// its points, precomputes their window multiples, builds the NTT tables;
-  /// ~1.2 s for a 2^20 key on the H200), so that work overlaps synthesis
-  /// instead of delaying the first proof. Blocking; throws backend_error.
+  /// its points and builds the NTT tables of its domain; window tables come
+  /// later, and only when they pay), so that work overlaps synthesis instead
+  /// of delaying the first proof. Blocking, but holds nothing that stalls
+  /// prove() calls of other keys; throws backend_error.
   virtual void prepare(const zk::groth16::key_ptr& key) {}
+  /// `partitions` more partitions of `key` are queued (the runtime calls
+  /// this whenever it queues some). A backend may weigh per-key
+  /// precomputation by the partitions still to come (CUDA: window tables).
+  /// Cheap and non-blocking; without it the CUDA backend expects as many
+  /// partitions to come as it has proved.
+  virtual void expect_partitions(const zk::groth16::key_ptr& key, std::size_t partitions) {}
+  /// What preparing `key` cost on this backend so far; resident = false for
+  /// a key it does not hold.
+  virtual key_prep_stats key_stats(const zk::groth16::proving_key_base* key) { return {}; }
   /// Forgets per-key state (device-resident points); keys are otherwise
   /// cached by address until evicted.
   virtual void evict(const zk::groth16::proving_key_base* key) {}

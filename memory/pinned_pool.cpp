@@ -17,30 +17,40 @@ namespace proofline::memory {
 struct pinned_pool::region {
   unsigned char* base = nullptr;
   std::size_t bytes = 0;
-  /// Set once the whole mapping is pinned (by the constructor or a pin
-  /// task on another thread); read by blocks as they make buffers.
-  std::atomic<bool> pinned{false};
+  std::size_t step = 0;  ///< bytes pinned per pin() call (a multiple of the page)
+  /// Bytes pinned from the start of the mapping, a step at a time (by the
+  /// constructor or a pin task on another thread); read by blocks as they
+  /// make buffers.
+  std::atomic<std::size_t> pinned_bytes{0};
   /// Claimed by the first pin task that runs.
   std::atomic<bool> pin_started{false};
   pinner pin;  ///< for a pin task and for unpinning
 
   ~region() {
-    if (pinned.load(std::memory_order_acquire) && pin.unpin) pin.unpin(base);
+    if (pin.unpin)
+      for (std::size_t off = 0; off < pinned_bytes.load(std::memory_order_acquire); off += step)
+        pin.unpin(base + off);
     if (base) munmap(base, bytes);
   }
 
-  /// Pins the mapping with `pin` and times it.
+  /// Pins the mapping with `pin`, step by step from its start (each step is
+  /// usable as soon as it is pinned, and page faults of other threads get
+  /// their turn between steps), and times it. A failed step ends it: the
+  /// steps before it stay pinned.
   pin_outcome pin_now() {
     pin_outcome out;
     auto t0 = std::chrono::steady_clock::now();
     std::string why;
-    out.pinned = pin.pin(base, bytes, &why);
+    for (std::size_t off = 0; off < bytes; off += step) {
+      if (!pin.pin(base + off, std::min(step, bytes - off), &why)) {
+        out.error = (pin.name.empty() ? std::string("pin") : pin.name) + ": " +
+                    (why.empty() ? std::string("failed") : why);
+        break;
+      }
+      pinned_bytes.store(std::min(off + step, bytes), std::memory_order_release);
+    }
+    out.pinned = out.error.empty();
     out.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (out.pinned)
-      pinned.store(true, std::memory_order_release);
-    else
-      out.error = (pin.name.empty() ? std::string("pin") : pin.name) + ": " +
-                  (why.empty() ? std::string("failed") : why);
     return out;
   }
 };
@@ -49,7 +59,7 @@ std::size_t pinned_pool::block_bytes(std::size_t bytes) noexcept {
   return (bytes + block_alignment - 1) / block_alignment * block_alignment;
 }
 
-pinned_pool::pinned_pool(std::size_t capacity, const pinner& pin, bool later) {
+pinned_pool::pinned_pool(std::size_t capacity, const pinner& pin, bool later, std::size_t pin_step) {
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const std::size_t bytes = std::max<std::size_t>((capacity + page - 1) / page * page, page);
   void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -60,6 +70,7 @@ pinned_pool::pinned_pool(std::size_t capacity, const pinner& pin, bool later) {
   region_->base = static_cast<unsigned char*>(p);
   region_->bytes = bytes;
   region_->pin = pin;
+  region_->step = std::max<std::size_t>((std::max<std::size_t>(pin_step, 1) + page - 1) / page * page, page);
   if (pin && !later) {
     region_->pin_started = true;
     pin_finished(region_->pin_now());
@@ -89,7 +100,11 @@ pinned_pool::~pinned_pool() = default;
 std::size_t pinned_pool::capacity() const noexcept { return region_->bytes; }
 
 bool pinned_pool::pinned() const noexcept {
-  return region_->pinned.load(std::memory_order_acquire);
+  return region_->pinned_bytes.load(std::memory_order_acquire) == region_->bytes;
+}
+
+std::size_t pinned_pool::pinned_bytes() const noexcept {
+  return region_->pinned_bytes.load(std::memory_order_acquire);
 }
 
 std::size_t pinned_pool::largest_free() const noexcept {
@@ -150,7 +165,7 @@ pool_block::pool_block(std::shared_ptr<pinned_pool::region> region, std::size_t 
       on_free_(std::move(on_free)) {}
 
 bool pool_block::pinned() const noexcept {
-  return region_->pinned.load(std::memory_order_acquire);
+  return offset_ + bytes_ <= region_->pinned_bytes.load(std::memory_order_acquire);
 }
 
 void pool_block::ref() noexcept { refs_.fetch_add(1, std::memory_order_relaxed); }

@@ -7,10 +7,16 @@
 // per partition would cost more than it saves; copying into a pinned staging
 // buffer costs a host memcpy of every byte.
 //
-// Design: one anonymous mapping of `capacity` bytes, pinned once when the
-// pool is made (the pinner is injected: memory/ knows nothing of CUDA;
+// Design: one anonymous mapping of `capacity` bytes, pinned in steps from
+// its start (the pinner is injected: memory/ knows nothing of CUDA;
 // gpu/pinning.hpp provides cudaHostRegister, and without CUDA or a device the
-// pool is ordinary pages and says so). The memory manager is the pool's only
+// pool is ordinary pages and says so). Pinned in the background (`later`),
+// the pool grows a step at a time while it is in use: a block is pinned when
+// every page of it is, take() hands out the lowest free range (pinned first),
+// and a block beyond the pinned part is ordinary pages, which the backend
+// stages: a partition never waits for pinning. Steps keep each registration
+// short, so the page faults of key loading and witness reading, which wait
+// for the same address-space lock, get their turn between them. The memory manager is the pool's only
 // owner: when it grants a partition it takes a block sized for the
 // partition's witness and a, b, c (first fit over a free list, page aligned)
 // and hands it out with the grant; the synthesizer writes those buffers
@@ -70,17 +76,26 @@ class pinned_pool {
   /// are faulted in and zeroed as they are registered).
   ///
   /// With `later`, nothing is pinned here: pin_task() does it on another
-  /// thread while blocks are already in use. Until it finishes, buffers made
-  /// from blocks say pinned = false (a backend then copies through its own
-  /// staging); buffers made afterwards say true.
-  explicit pinned_pool(std::size_t capacity, const pinner& pin = {}, bool later = false);
+  /// thread while blocks are already in use. Buffers made from a block say
+  /// pinned = true once all of the block's pages are pinned, false before
+  /// (a backend then copies through its own staging).
+  ///
+  /// The pinner is called once per `pin_step` bytes (rounded up to a page),
+  /// in address order.
+  explicit pinned_pool(std::size_t capacity, const pinner& pin = {}, bool later = false,
+                       std::size_t pin_step = default_pin_step);
+
+  /// Bytes pinned per pinner call by default.
+  static constexpr std::size_t default_pin_step = std::size_t(256) << 20;
   pinned_pool(const pinned_pool&) = delete;
   pinned_pool& operator=(const pinned_pool&) = delete;
   ~pinned_pool();
 
   std::size_t capacity() const noexcept;
-  /// The pages are page-locked for DMA.
+  /// Every page is page-locked for DMA.
   bool pinned() const noexcept;
+  /// Bytes page-locked so far, from the start of the mapping.
+  std::size_t pinned_bytes() const noexcept;
   /// Why pinning failed ("" when pinned or not asked for).
   const std::string& pin_error() const noexcept { return pin_error_; }
   /// Milliseconds pin() took (0 when not asked for, or not finished).
@@ -92,7 +107,7 @@ class pinned_pool {
     double ms = 0;
     std::string error;  ///< "cudaHostRegister: out of memory"; empty when pinned
   };
-  /// For a pool made with `later`: pins the whole mapping when called, on
+  /// For a pool made with `later`: pins the whole mapping, step by step, when called, on
   /// any thread, once (later calls do nothing and say so). The task keeps
   /// the mapping alive while it runs, whatever happens to the pool.
   std::function<pin_outcome()> pin_task() const;
@@ -149,7 +164,7 @@ class pool_block {
   /// Bytes carved so far, alignment included.
   std::size_t used() const noexcept { return used_.load(std::memory_order_acquire); }
   void* data() const noexcept { return base_; }
-  /// The pool's pages are pinned now (see pinned_pool's `later`).
+  /// All of this block's pages are pinned now (see pinned_pool's `later`).
   bool pinned() const noexcept;
 
  private:

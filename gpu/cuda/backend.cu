@@ -3,15 +3,25 @@
 // partition pipeline and its spans.
 //
 // Lifecycle of one prove():
-//   lease a free lane -> resident key (upload once, LRU) and NTT tables of the
-//   domain -> scratch sized for the partition -> calibrate the lane's clock
-//   (one event, synchronised while the lane is idle) -> upload (staged) ->
-//   [lock] wait for the previous partition's compute event, enqueue NTTs, h,
-//   MSMs, download, record this lane's compute event [unlock] -> upload done:
-//   hooks.inputs_consumed -> compute done: spans, Horner combine of the
+//   lease a free lane -> the key's points on the device (uploaded once, LRU;
+//   a call that finds another call uploading the same key waits for that key
+//   only) -> the points partitions read now (plain, or the window tables once
+//   built: a snapshot, so a switch happens between partitions) -> NTT tables
+//   of the domain -> scratch sized for the partition -> calibrate the lane's
+//   clock (one event, synchronised while the lane is idle) -> upload
+//   (staged) -> [lock] wait for the previous partition's compute event,
+//   enqueue NTTs, h, MSMs, download, record this lane's compute event
+//   [unlock] -> whether to build the key's tables (key_tables.hpp) -> upload
+//   done: hooks.inputs_consumed -> compute done: spans, Horner combine of the
 //   window sums on the host -> result.
-// Device memory is one budget: resident keys + NTT tables + lane scratch;
-// least recently used keys that no call is using are evicted to make room.
+// The backend mutex guards bookkeeping only: no upload, table build or wait
+// for the device happens under it, so one key's preparation never stalls
+// the partitions of a key that is ready. Tables build on a low-priority
+// stream; the first call after they are done switches them in.
+// Device memory is one budget: resident keys (and tables being built) + NTT
+// tables + lane scratch; least recently used keys that no call is using are
+// evicted to make room. Key, table and scratch memory comes from the
+// stream-ordered pool, so freeing it never waits for the device.
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -22,6 +32,7 @@
 #include <vector>
 
 #include "gpu/cuda/cuda_backend.hpp"
+#include "gpu/cuda/key_tables.hpp"
 #include "gpu/cuda/ops.cuh"
 #include "gpu/cuda/resources.cuh"
 
@@ -40,21 +51,55 @@ double steady_us() {
 
 std::string mib(std::size_t bytes) { return std::to_string((bytes + (1 << 19)) >> 20) + " MiB"; }
 
-/// A proving key's points on the device.
-struct resident_base {
-  std::weak_ptr<const proving_key_base> owner;  ///< detects a new key at a reused address
-  std::size_t bytes = 0;
-  uint64_t last_use = 0;
-  virtual ~resident_base() = default;
-};
-
-/// The points of each MSM: as in the key, or with a fixed base the n * W
-/// precomputed window multiples (msm::precompute) the planner's shapes read.
+/// The points a key's MSMs read: as in the key, or with a fixed base the
+/// n * W precomputed window multiples (msm::precompute) the planner's
+/// shapes read.
 template <class C>
-struct resident_key final : resident_base {
+struct key_points {
   device_buffer<typename C::g1_affine> a, b1, c, h;
   device_buffer<typename C::g2_affine> b2;
   bool fixed_base = false;
+  std::size_t bytes = 0;
+};
+
+/// Points that partitions no longer start on, freed once none reads them.
+struct retired_points {
+  std::shared_ptr<const void> points;
+  std::size_t bytes = 0;
+};
+
+/// A proving key on the device: its points, and its tables while they build.
+struct resident_base {
+  std::weak_ptr<const proving_key_base> owner;  ///< detects a new key at a reused address
+  std::size_t bytes = 0;      ///< device bytes counted in used_ for it (while in keys_)
+  bool counted = true;        ///< still in keys_, its bytes in used_
+  bool ready = false;         ///< its points are on the device (else a call is uploading them)
+  uint64_t last_use = 0;
+  // window tables
+  bool building = false;
+  tables::verdict verdict = tables::verdict::not_paid;
+  std::unique_ptr<event> build_start, build_end;
+  std::size_t proved = 0;          ///< partitions enqueued on it
+  std::size_t proved_at_hint = 0;  ///< `proved` when the runtime first announced partitions
+  std::size_t announced = 0;       ///< partitions the runtime announced since
+  bool hinted = false;
+  key_prep_stats stats;
+  virtual ~resident_base() = default;
+  /// The built tables become the points partitions read; returns the plain
+  /// points they replace and the tables' bytes.
+  virtual std::pair<retired_points, std::size_t> switch_tables() = 0;
+};
+
+template <class C>
+struct resident_key final : resident_base {
+  std::shared_ptr<const key_points<C>> points;  ///< what partitions read; replaced under mu_
+  std::shared_ptr<key_points<C>> built;         ///< tables being built
+
+  std::pair<retired_points, std::size_t> switch_tables() override {
+    retired_points old{points, points ? points->bytes : 0};
+    points = std::move(built);
+    return {std::move(old), points->bytes};
+  }
 };
 
 /// The three MSM shapes of a key: over w (A, B1, B2), w's private part (C), h (H).
@@ -96,7 +141,7 @@ constexpr const char* span_names[] = {"ntt_a", "ntt_b", "ntt_c", "h", "msm_a",
 
 /// One prove() in flight.
 struct lane {
-  stream s;
+  stream s{stream::high};  ///< partitions come before table builds (build_stream_)
   event marks[m_count];
   event calib;            ///< clock reference, recorded while the lane is idle
   double calib_us = 0;    ///< steady clock at calib
@@ -156,6 +201,24 @@ struct layout {
   }
 };
 
+/// Scratch of one partition in a lane for a key's shapes: the layout plus
+/// the MSM steps' temporary space (returned in *temp).
+template <class C>
+std::size_t scratch_bytes(const key_shapes& ks, std::size_t* temp = nullptr) {
+  using g1 = typename C::g1_group;
+  using g2 = typename C::g2_group;
+  using scalar = typename C::scalar;
+  const std::size_t temp_need = std::max(
+      {msm_prepare_bytes<scalar>(ks.w), msm_prepare_bytes<scalar>(ks.c), msm_prepare_bytes<scalar>(ks.h),
+       msm_accumulate_bytes<g1>(ks.w), msm_accumulate_bytes<g2>(ks.w), msm_accumulate_bytes<g1>(ks.c),
+       msm_accumulate_bytes<g1>(ks.h)});
+  if (temp) *temp = temp_need;
+  layout<C> lay;
+  carver count;
+  lay.carve(count, ks.w, ks.c, ks.h, temp_need);
+  return count.used();
+}
+
 class cuda_backend final : public backend {
  public:
   cuda_backend(int device, const backend_options& opt) : device_(device), opt_(opt) {
@@ -169,10 +232,15 @@ class cuda_backend final : public backend {
     CUDA_OK(cudaGetDeviceProperties(&prop, device_));
     std::size_t free_bytes = 0, total = 0;
     CUDA_OK(cudaMemGetInfo(&free_bytes, &total));
+    int pools = 0;
+    CUDA_OK(cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, device_));
+    pools_ = pools != 0;
     limit_ = opt_.memory_limit ? opt_.memory_limit : free_bytes / 10 * 9;
     name_ = "CUDA device " + std::to_string(device_) + ": " + prop.name + " (" +
             std::to_string(prop.multiProcessorCount) + " SMs, " + mib(total) + ", limit " + mib(limit_) + ")";
     if (opt_.lanes == 0) opt_.lanes = 1;
+    alloc_stream_ = std::make_unique<stream>();
+    build_stream_ = std::make_unique<stream>(stream::low);
     const std::size_t staging = std::max<std::size_t>(opt_.staging_bytes, 2 << 20) & ~std::size_t(4095);
     for (unsigned i = 0; i < opt_.lanes; ++i) {
       auto l = std::make_unique<lane>();
@@ -185,6 +253,7 @@ class cuda_backend final : public backend {
     try {
       device_guard g(device_);
       for (auto& l : lanes_) l->s.synchronize();
+      build_stream_->synchronize();  // no table build writes into memory freed below
     } catch (...) {
       // nothing to report to: the buffers are freed either way
     }
@@ -219,26 +288,56 @@ class cuda_backend final : public backend {
         using C = decltype(curve);
         using fr = typename C::fr;
         device_guard guard(device_);
-        lane_lease lease(*this);
-        const cudaStream_t s = lease.get().s.get();
-        resident<C>(key, zk::groth16::typed<C>(*key), s);
-        domain<fr>(C::id, key->info.log_domain, s);
-        CUDA_OK(cudaStreamSynchronize(s));
+        stream own;  // not a lane: partitions of ready keys keep both lanes meanwhile
+        const auto& typed = zk::groth16::typed<C>(*key);
+        auto rk = acquire<C>(key, typed, own.get());
+        domain<fr>(C::id, key->info.log_domain, own.get());
       });
     } catch (const std::exception& e) {
       throw backend_error("cuda backend (" + key->path + "): making the key resident: " + e.what());
     }
   }
 
+  void expect_partitions(const key_ptr& key, std::size_t partitions) override {
+    if (!key) return;
+    std::lock_guard<std::mutex> lk(mu_);
+    for (auto it = hints_.begin(); it != hints_.end();)
+      it = it->second.first.expired() ? hints_.erase(it) : std::next(it);
+    auto it = keys_.find(key.get());
+    if (it != keys_.end() && it->second->owner.lock() == key)
+      hint(*it->second, partitions);
+    else if (auto& h = hints_[key.get()]; h.first.lock() == key)
+      h.second += partitions;  // taken when the key is uploaded
+    else
+      h = {key, partitions};
+  }
+
+  key_prep_stats key_stats(const proving_key_base* key) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    auto it = keys_.find(key);
+    if (it == keys_.end() || !it->second->ready) return {};
+    key_prep_stats st;
+    try {
+      poll_tables(*it->second);
+      st = it->second->stats;
+    } catch (const std::exception& e) {
+      st = it->second->stats;
+      st.tables_note = std::string("table build failed: ") + e.what();
+    }
+    st.device_bytes = it->second->bytes;
+    return st;
+  }
+
   void evict(const proving_key_base* key) override {
     std::lock_guard<std::mutex> lk(mu_);
     auto it = keys_.find(key);
     if (it == keys_.end()) return;
-    used_ -= it->second->bytes;
-    keys_.erase(it);  // freed here, or when the last call using it returns
+    drop(it);  // freed here, or when the last call using it returns
   }
 
  private:
+  using key_map = std::map<const proving_key_base*, std::shared_ptr<resident_base>>;
+
   // ---- lanes -----------------------------------------------------------------
 
   class lane_lease {
@@ -273,19 +372,71 @@ class cuda_backend final : public backend {
 
   // ---- device memory ---------------------------------------------------------
 
+  /// Device memory for keys, tables and scratch: from the stream-ordered
+  /// pool where the device has one, so that freeing it never waits for the
+  /// device (a table build may be running).
+  template <class T>
+  device_buffer<T> alloc(std::size_t count) const {
+    return pools_ ? device_buffer<T>(count, alloc_stream_->get()) : device_buffer<T>(count);
+  }
+
+  /// A table build of rk is enqueued and not finished. Caller holds mu_.
+  static bool build_pending(const resident_base& rk) {
+    if (!rk.building) return false;
+    if (!rk.build_end) return true;  // still being enqueued
+    return cudaEventQuery(rk.build_end->get()) == cudaErrorNotReady;
+  }
+
+  /// Takes a key out of keys_. Its bytes leave used_ at once, or, while a
+  /// table build still writes into its memory, when that build is done and
+  /// no call holds the key (sweep()). Caller holds mu_.
+  void drop(key_map::iterator it) {
+    auto rk = std::move(it->second);
+    keys_.erase(it);
+    if (build_pending(*rk)) {
+      retired_keys_.push_back(std::move(rk));
+      return;
+    }
+    used_ -= rk->bytes;
+    rk->counted = false;
+  }
+
+  /// Frees what was retired and is no longer read: plain points replaced by
+  /// tables, keys dropped during their table build. Caller holds mu_.
+  void sweep() {
+    for (auto it = retired_points_.begin(); it != retired_points_.end();) {
+      if (it->points.use_count() == 1) {
+        used_ -= it->bytes;
+        it = retired_points_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    for (auto it = retired_keys_.begin(); it != retired_keys_.end();) {
+      if (it->use_count() == 1 && !build_pending(**it)) {
+        used_ -= (*it)->bytes;
+        (*it)->counted = false;
+        it = retired_keys_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
   /// Evicts least recently used keys that no call holds until `need` more
   /// bytes fit the limit. Caller holds mu_.
   void make_room(std::size_t need, const std::string& what) {
+    sweep();
     while (used_ + need > limit_) {
       auto victim = keys_.end();
       for (auto it = keys_.begin(); it != keys_.end(); ++it)
-        if (it->second.use_count() == 1 && (victim == keys_.end() || it->second->last_use < victim->second->last_use))
+        if (it->second.use_count() == 1 && it->second->ready && !it->second->building &&
+            (victim == keys_.end() || it->second->last_use < victim->second->last_use))
           victim = it;
       if (victim == keys_.end())
         throw backend_error("device memory: " + what + " needs " + mib(need) + ", " + mib(used_) + " of the " +
                             mib(limit_) + " limit are in use and nothing can be evicted");
-      used_ -= victim->second->bytes;
-      keys_.erase(victim);
+      drop(victim);
     }
   }
 
@@ -300,20 +451,37 @@ class cuda_backend final : public backend {
            sizeof(typename C::g2_affine) * key.points_b2.size() * fw;
   }
 
+  /// The runtime queued `partitions` more of a key. Caller holds mu_.
+  static void hint(resident_base& rk, std::size_t partitions) {
+    if (!rk.hinted) rk.proved_at_hint = rk.proved;
+    rk.hinted = true;
+    rk.announced += partitions;
+  }
+
+  /// The key's resident entry with its points on the device: found, waited
+  /// for (another call is uploading this key: only calls needing this key
+  /// wait), or uploaded here on stream s without holding mu_.
   template <class C>
-  std::shared_ptr<resident_key<C>> resident(const key_ptr& kp, const proving_key<C>& key, cudaStream_t s) {
-    std::lock_guard<std::mutex> lk(mu_);
-    auto it = keys_.find(kp.get());
-    if (it != keys_.end()) {
-      if (it->second->owner.lock() == kp) {
-        it->second->last_use = ++tick_;
-        return std::static_pointer_cast<resident_key<C>>(it->second);
-      }
-      used_ -= it->second->bytes;  // a different key now lives at that address
-      keys_.erase(it);
-    }
+  std::shared_ptr<resident_key<C>> acquire(const key_ptr& kp, const proving_key<C>& key, cudaStream_t s) {
     const unsigned bits = C::fr::params::bits;
-    bool fixed = opt_.precompute;
+    std::unique_lock<std::mutex> lk(mu_);
+    for (;;) {
+      auto it = keys_.find(kp.get());
+      if (it != keys_.end() && it->second->owner.lock() != kp) {
+        drop(it);  // a different key now lives at that address
+        it = keys_.end();
+      }
+      if (it == keys_.end()) break;
+      auto rk = std::static_pointer_cast<resident_key<C>>(it->second);
+      if (rk->ready) {
+        rk->last_use = ++tick_;
+        return rk;
+      }
+      key_ready_.wait(lk);  // its uploader notifies, done or failed
+    }
+
+    // Not resident: reserve its bytes, then upload without the lock.
+    bool fixed = opt_.tables == table_policy::first;
     std::size_t bytes = key_bytes(key, key_shapes(key.info, bits, fixed));
     if (fixed) {
       try {
@@ -324,41 +492,204 @@ class cuda_backend final : public backend {
       }
     }
     if (!fixed) make_room(bytes, "key " + key.path);
-    const key_shapes ks(key.info, bits, fixed);
     auto rk = std::make_shared<resident_key<C>>();
     rk->owner = kp;
     rk->bytes = bytes;
     rk->last_use = ++tick_;
-    rk->fixed_base = fixed;
-    put(rk->a, key.points_a, ks.w, s);
-    put(rk->b1, key.points_b1, ks.w, s);
-    put(rk->b2, key.points_b2, ks.w, s);
-    put(rk->c, key.points_c, ks.c, s);
-    put(rk->h, key.points_h, ks.h, s);
-    CUDA_OK(cudaStreamSynchronize(s));  // other lanes may use the key next
+    if (auto h = hints_.find(kp.get()); h != hints_.end()) {
+      if (h->second.first.lock() == kp) hint(*rk, h->second.second);
+      hints_.erase(h);
+    }
     used_ += bytes;
     keys_[kp.get()] = rk;
+    lk.unlock();
+
+    std::shared_ptr<key_points<C>> pts;
+    const double t0 = steady_us();
+    try {
+      pts = upload_points(key, fixed, s);
+    } catch (...) {
+      lk.lock();
+      auto it = keys_.find(kp.get());
+      if (it != keys_.end() && it->second == rk) drop(it);
+      key_ready_.notify_all();  // a waiter tries the upload itself
+      throw;
+    }
+    const double ms = (steady_us() - t0) / 1000.0;
+
+    lk.lock();
+    rk->points = pts;
+    rk->ready = true;
+    rk->stats.resident = true;
+    rk->stats.to_device_ms = ms;
+    rk->stats.tables = fixed;
+    if (fixed) {
+      rk->stats.tables_bytes = bytes;
+      rk->stats.tables_ms = ms;  // built with the upload
+    } else {
+      rk->stats.tables_note = opt_.tables == table_policy::never ? "off" : tables::to_string(rk->verdict);
+    }
+    key_ready_.notify_all();
+    consider_tables(lk, rk, key);
     return rk;
+  }
+
+  /// The key's points on stream s (synchronised before returning), with
+  /// their window tables when `fixed`.
+  template <class C>
+  std::shared_ptr<key_points<C>> upload_points(const proving_key<C>& key, bool fixed, cudaStream_t s) const {
+    const key_shapes ks(key.info, C::fr::params::bits, fixed);
+    auto p = std::make_shared<key_points<C>>();
+    p->fixed_base = fixed;
+    p->bytes = key_bytes(key, ks);
+    put(p->a, key.points_a, ks.w, s);
+    put(p->b1, key.points_b1, ks.w, s);
+    put(p->b2, key.points_b2, ks.w, s);
+    put(p->c, key.points_c, ks.c, s);
+    put(p->h, key.points_h, ks.h, s);
+    CUDA_OK(cudaStreamSynchronize(s));  // other lanes may use the key next
+    return p;
   }
 
   /// Uploads points (pageable: the call returns once they are staged) and,
   /// for a fixed-base shape, precomputes their window multiples in place.
   template <class A>
-  static void put(device_buffer<A>& d, const std::vector<A>& h, const msm::shape& sh, cudaStream_t s) {
-    d = device_buffer<A>(sh.fixed_base ? h.size() * sh.windows : h.size());
+  void put(device_buffer<A>& d, const std::vector<A>& h, const msm::shape& sh, cudaStream_t s) const {
+    d = alloc<A>(sh.fixed_base ? h.size() * sh.windows : h.size());
     if (h.empty()) return;
     CUDA_OK(cudaMemcpyAsync(d.get(), h.data(), h.size() * sizeof(A), cudaMemcpyHostToDevice, s));
     if (sh.fixed_base) msm_precompute<typename A::group>(sh, d.get(), s);
   }
 
+  /// A table of the plain points `src` (n of them): copied on the device,
+  /// then multiplied out in place.
+  template <class A>
+  void table_from(device_buffer<A>& d, const device_buffer<A>& src, const msm::shape& sh, cudaStream_t s) const {
+    d = alloc<A>(src.size() * sh.windows);
+    if (src.size() == 0) return;
+    CUDA_OK(cudaMemcpyAsync(d.get(), src.get(), src.bytes(), cudaMemcpyDeviceToDevice, s));
+    msm_precompute<typename A::group>(sh, d.get(), s);
+  }
+
+  // ---- window tables -----------------------------------------------------------
+
+  template <class C>
+  static tables::key_sizes sizes_of(const zk::groth16::key_info& info) {
+    tables::key_sizes k;
+    k.n_w = info.n_vars;
+    k.n_c = info.n_private();
+    k.n_h = info.domain_size;
+    k.bits = C::fr::params::bits;
+    k.g1_bytes = sizeof(typename C::g1_affine);
+    k.g2_bytes = sizeof(typename C::g2_affine);
+    return k;
+  }
+
+  /// Starts building rk's tables on the low-priority stream when they pay
+  /// and fit (key_tables.hpp). Called with lk held; releases it while
+  /// allocating and enqueueing, never while anything runs.
+  template <class C>
+  void consider_tables(std::unique_lock<std::mutex>& lk, const std::shared_ptr<resident_key<C>>& rk,
+                       const proving_key<C>& key) {
+    if (opt_.tables != table_policy::when_paying) return;
+    if (!rk->ready || rk->building || rk->points->fixed_base || !rk->counted) return;
+    const unsigned bits = C::fr::params::bits;
+    const auto& info = key.info;
+    tables::inputs in;
+    in.costs = tables::estimate(sizes_of<C>(info));
+    in.partitions_to_come =
+        tables::to_come(rk->hinted, rk->announced, rk->proved - rk->proved_at_hint, rk->proved);
+    sweep();
+    in.device_free = limit_ > used_ ? limit_ - used_ : 0;
+    const std::size_t plain_scratch = scratch_bytes<C>(key_shapes(info, bits, false)),
+                      fixed_scratch = scratch_bytes<C>(key_shapes(info, bits, true));
+    in.scratch_growth = fixed_scratch > plain_scratch ? (fixed_scratch - plain_scratch) * lanes_.size() : 0;
+    rk->verdict = tables::decide(in);
+    if (rk->verdict != tables::verdict::build) {
+      rk->stats.tables_note = tables::to_string(rk->verdict);
+      return;
+    }
+    // tables_bytes from the key's own arrays, which the build allocates
+    const std::size_t table_bytes = key_bytes(key, key_shapes(info, bits, true));
+    rk->building = true;
+    rk->bytes += table_bytes;
+    used_ += table_bytes;
+    rk->stats.tables_note = "building";
+    auto src = rk->points;
+    lk.unlock();
+
+    auto t = std::make_shared<key_points<C>>();
+    auto start = std::make_unique<event>(), end = std::make_unique<event>();
+    std::string error;
+    try {
+      const key_shapes ks(info, bits, true);
+      const cudaStream_t s = build_stream_->get();
+      t->fixed_base = true;
+      t->bytes = table_bytes;
+      start->record(s);
+      table_from(t->a, src->a, ks.w, s);
+      table_from(t->b1, src->b1, ks.w, s);
+      table_from(t->b2, src->b2, ks.w, s);
+      table_from(t->c, src->c, ks.c, s);
+      table_from(t->h, src->h, ks.h, s);
+      end->record(s);
+    } catch (const std::exception& e) {
+      error = e.what();
+      try {
+        build_stream_->synchronize();  // nothing enqueued may still write into t
+      } catch (...) {
+      }
+    }
+    src.reset();
+
+    lk.lock();
+    if (!error.empty()) {
+      rk->building = false;
+      if (rk->counted) {
+        rk->bytes -= table_bytes;
+        used_ -= table_bytes;
+      }
+      rk->stats.tables_note = "table build failed: " + error;
+      return;
+    }
+    rk->built = std::move(t);
+    rk->build_start = std::move(start);
+    rk->build_end = std::move(end);
+  }
+
+  /// Switches in rk's tables once their build is done. Caller holds mu_.
+  void poll_tables(resident_base& rk) {
+    if (!rk.building || !rk.build_end) return;
+    const cudaError_t e = cudaEventQuery(rk.build_end->get());
+    if (e == cudaErrorNotReady) return;
+    rk.building = false;
+    CUDA_OK(e);  // a failed build is an error of the device, which the caller reports
+    auto plain = rk.switch_tables();
+    rk.stats.tables = true;
+    rk.stats.tables_ms = double(rk.build_end->since(*rk.build_start));
+    rk.stats.tables_bytes = plain.second;
+    rk.stats.tables_note.clear();
+    rk.bytes -= plain.first.bytes;
+    if (rk.counted) retired_points_.push_back(std::move(plain.first));
+    sweep();
+  }
+
   template <class F>
   const device_domain<F>& domain(zk::curve_id curve, unsigned log_n, cudaStream_t s) {
+    const std::pair<zk::curve_id, unsigned> id{curve, log_n};
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      auto it = domains_.find(id);
+      if (it != domains_.end()) return static_cast<const domain_holder<F>&>(*it->second).d;
+    }
+    // Built without the lock; a call racing for the same domain builds it
+    // too and the first one stored wins (small: about n field elements).
+    auto h = std::make_unique<domain_holder<F>>();
+    build_domain(h->d, log_n, s);
+    CUDA_OK(cudaStreamSynchronize(s));
     std::lock_guard<std::mutex> lk(mu_);
-    auto& slot = domains_[{curve, log_n}];
+    auto& slot = domains_[id];
     if (!slot) {
-      auto h = std::make_unique<domain_holder<F>>();
-      build_domain(h->d, log_n, s);
-      CUDA_OK(cudaStreamSynchronize(s));
       used_ += h->d.bytes();
       slot = std::move(h);
     }
@@ -371,7 +702,7 @@ class cuda_backend final : public backend {
     used_ -= l.scratch.bytes();
     l.scratch.reset();
     make_room(bytes, "partition scratch");
-    l.scratch = device_buffer<unsigned char>(bytes);
+    l.scratch = alloc<unsigned char>(bytes);
     used_ += bytes;
   }
 
@@ -425,20 +756,22 @@ class cuda_backend final : public backend {
     lane& l = lease.get();
     const cudaStream_t s = l.s.get();
 
-    auto rk = resident<C>(kp, key, s);
+    auto rk = acquire<C>(kp, key, s);
+    std::shared_ptr<const key_points<C>> pts;  // this partition's points, tables or not, to the end
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      poll_tables(*rk);
+      pts = rk->points;
+      rk->last_use = ++tick_;
+    }
     const auto& dom = domain<fr>(C::id, info.log_domain, s);
 
-    const key_shapes ks(info, fr::params::bits, rk->fixed_base);
+    const key_shapes ks(info, fr::params::bits, pts->fixed_base);
     const msm::shape &sw = ks.w, &sc = ks.c, &sh = ks.h;
-    const std::size_t temp_need = std::max(
-        {msm_prepare_bytes<scalar>(sw), msm_prepare_bytes<scalar>(sc), msm_prepare_bytes<scalar>(sh),
-         msm_accumulate_bytes<g1>(sw), msm_accumulate_bytes<g2>(sw), msm_accumulate_bytes<g1>(sc),
-         msm_accumulate_bytes<g1>(sh)});
+    std::size_t temp_need = 0;
     layout<C> lay;
     {
-      carver count;
-      lay.carve(count, sw, sc, sh, temp_need);
-      ensure_scratch(l, count.used());
+      ensure_scratch(l, scratch_bytes<C>(ks, &temp_need));
       carver cv(l.scratch.get(), l.scratch.bytes());
       lay.carve(cv, sw, sc, sh, temp_need);
     }
@@ -466,22 +799,28 @@ class cuda_backend final : public backend {
       h_values(info.domain_size, lay.a, lay.b, lay.c, h, s);
       l.marks[m_h].record(s);
       msm_prepare(sw, lay.w, lay.digits, lay.temp, lay.temp_bytes, s);
-      msm_accumulate<g1>(sw, lay.digits, rk->a.get(), lay.win_a, lay.temp, lay.temp_bytes, s);
+      msm_accumulate<g1>(sw, lay.digits, pts->a.get(), lay.win_a, lay.temp, lay.temp_bytes, s);
       l.marks[m_msm_a].record(s);
-      msm_accumulate<g1>(sw, lay.digits, rk->b1.get(), lay.win_b1, lay.temp, lay.temp_bytes, s);
+      msm_accumulate<g1>(sw, lay.digits, pts->b1.get(), lay.win_b1, lay.temp, lay.temp_bytes, s);
       l.marks[m_msm_b1].record(s);
-      msm_accumulate<g2>(sw, lay.digits, rk->b2.get(), lay.win_b2, lay.temp, lay.temp_bytes, s);
+      msm_accumulate<g2>(sw, lay.digits, pts->b2.get(), lay.win_b2, lay.temp, lay.temp_bytes, s);
       l.marks[m_msm_b2].record(s);
       msm_prepare(sc, lay.w + info.n_public + 1, lay.digits, lay.temp, lay.temp_bytes, s);
-      msm_accumulate<g1>(sc, lay.digits, rk->c.get(), lay.win_c, lay.temp, lay.temp_bytes, s);
+      msm_accumulate<g1>(sc, lay.digits, pts->c.get(), lay.win_c, lay.temp, lay.temp_bytes, s);
       l.marks[m_msm_c].record(s);
       msm_prepare(sh, h, lay.digits, lay.temp, lay.temp_bytes, s);
-      msm_accumulate<g1>(sh, lay.digits, rk->h.get(), lay.win_h, lay.temp, lay.temp_bytes, s);
+      msm_accumulate<g1>(sh, lay.digits, pts->h.get(), lay.win_h, lay.temp, lay.temp_bytes, s);
       l.marks[m_msm_h].record(s);
       CUDA_OK(cudaMemcpyAsync(l.results.get(), lay.win_a, lay.window_bytes(), cudaMemcpyDeviceToHost, s));
       l.marks[m_download].record(s);
       l.done.record(s);
       last_compute_ = l.done.get();
+      ++rk->proved;
+    }
+    {
+      // While this partition computes: do the partitions to come now pay for tables?
+      std::unique_lock<std::mutex> lk(mu_);
+      consider_tables(lk, rk, key);
     }
 
     l.marks[m_upload_end].synchronize();
@@ -508,13 +847,20 @@ class cuda_backend final : public backend {
   int device_;
   backend_options opt_;
   std::string name_;
+  bool pools_ = false;    ///< the device has a stream-ordered memory pool
   std::size_t limit_ = 0;
-  std::size_t used_ = 0;  ///< resident keys + NTT tables + lane scratch
+  std::size_t used_ = 0;  ///< resident keys (tables being built included) + NTT tables + lane scratch
   uint64_t tick_ = 0;
-  std::mutex mu_;  ///< keys_, domains_, used_, lanes' busy flags, last_compute_
+  std::mutex mu_;  ///< everything below, the entries' fields, lanes' busy flags, last_compute_
   std::condition_variable lane_free_;
+  std::condition_variable key_ready_;  ///< a key's upload finished or failed
+  std::unique_ptr<stream> alloc_stream_;  ///< orders pool allocations (idle otherwise)
+  std::unique_ptr<stream> build_stream_;  ///< window-table builds, low priority
   std::vector<std::unique_ptr<lane>> lanes_;
-  std::map<const proving_key_base*, std::shared_ptr<resident_base>> keys_;
+  key_map keys_;
+  std::vector<std::shared_ptr<resident_base>> retired_keys_;  ///< dropped while their tables built
+  std::vector<retired_points> retired_points_;               ///< plain points replaced by tables
+  std::map<const proving_key_base*, std::pair<std::weak_ptr<const proving_key_base>, std::size_t>> hints_;
   std::map<std::pair<zk::curve_id, unsigned>, std::unique_ptr<domain_base>> domains_;
   cudaEvent_t last_compute_ = nullptr;  ///< a lane's `done` event, recorded last
 };

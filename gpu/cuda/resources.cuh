@@ -31,7 +31,15 @@ class device_guard {
 /// A non-blocking stream (does not synchronise with the legacy default stream).
 class stream {
  public:
+  /// Scheduling priorities: the device runs ready blocks of a `high` stream first.
+  enum priority { normal, high, low };
   stream() { CUDA_OK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  explicit stream(priority p) {
+    int least = 0, greatest = 0;
+    CUDA_OK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    const int value = p == high ? greatest : p == low ? least : 0;
+    CUDA_OK(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, value));
+  }
   ~stream() {
     if (s_) cudaStreamDestroy(s_);
   }
@@ -74,6 +82,15 @@ class device_buffer {
   device_buffer() = default;
   explicit device_buffer(std::size_t count) : count_(count) {
     if (count) CUDA_OK(cudaMalloc(reinterpret_cast<void**>(&p_), count * sizeof(T)));
+  }
+  /// From the device's stream-ordered pool (cudaMallocAsync on `s`, which is
+  /// then synchronised, so any stream may use the memory). Freeing such
+  /// memory does not synchronise the device as cudaFree of cudaMalloc'ed
+  /// memory does, so the owner must know that no work still reads it.
+  device_buffer(std::size_t count, cudaStream_t s) : count_(count) {
+    if (!count) return;
+    CUDA_OK(cudaMallocAsync(reinterpret_cast<void**>(&p_), count * sizeof(T), s));
+    CUDA_OK(cudaStreamSynchronize(s));
   }
   ~device_buffer() { reset(); }
   device_buffer(device_buffer&& o) noexcept { swap(o); }

@@ -11,6 +11,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <ostream>
@@ -510,6 +511,27 @@ TEST_CASE("with a pool the synthesizers write into pool blocks and the budget st
   for (int a : world->arena_seen) CHECK(a == -1);        // pool memory: never purged
   CHECK(world->over_budget == 0);
   CHECK(r.peak_rss - r.baseline_rss <= rc.memory_budget + 16 * mib);
+}
+
+TEST_CASE("partitions proceed from ordinary pool pages while a slow pinner has pinned nothing yet") {
+  auto world = std::make_shared<heavy_world>();
+  runtime_config rc;
+  rc.memory_budget = 48 * mib;
+  rc.pinned_pool = 16 * mib;
+  rc.pinner.name = "slowRegister";
+  // Pinning takes longer than the first partitions: they must not wait for it.
+  rc.pinner.pin = [](void*, std::size_t, std::string*) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    return true;
+  };
+  rc.pinner.unpin = [](void*) {};
+  rc.synthesizers = 2;
+  rc.pacing = 20;
+  auto r = run_backlog(world, rc, 1, 8);
+  REQUIRE(r.state == job_state::done);
+  REQUIRE(world->pinned_seen.size() == 8);
+  CHECK_FALSE(world->pinned_seen.front());  // proved from ordinary pages, staged by the backend
+  CHECK(r.stats.pool_used == 0);
 }
 
 TEST_CASE_FIXTURE(det_fixture, "a failed partition gives back its reservation and its pool block") {

@@ -18,6 +18,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -34,6 +35,7 @@
 #include "gpu/cpu/ntt.hpp"
 #include "gpu/cuda/cuda_backend.hpp"
 #include "gpu/cuda/factory.hpp"
+#include "gpu/cuda/key_tables.hpp"
 #include "gpu/cuda/msm_pipeline.hpp"
 #include "gpu/cuda/testing.hpp"
 #include "zk/formats/atomic_file.hpp"
@@ -250,7 +252,7 @@ void check_partitions(const std::string& size, bool precompute = true) {
   fixture<C> fx(size);
   auto cpu = gpu::make_cpu_backend(2);
   gpu::cuda::backend_options opt;
-  opt.precompute = precompute;
+  opt.tables = precompute ? gpu::cuda::table_policy::first : gpu::cuda::table_policy::never;
   auto cuda = gpu::cuda::make_backend(device(), opt);
   const auto zero = C::fr::zero();
   for (std::size_t i = 0; i < fx.witnesses.size(); ++i) {
@@ -338,6 +340,77 @@ TEST_CASE("whole partitions on the CUDA backend equal the CPU backend's") {
   SUBCASE("BLS12-381 small") { check_partitions<zk::bls12_381>("small"); }
   SUBCASE("BN254 small, plain points (no precomputed multiples)") { check_partitions<zk::bn254>("small", false); }
   SUBCASE("BLS12-381 small, plain points") { check_partitions<zk::bls12_381>("small", false); }
+}
+
+TEST_CASE("partitions prove on plain points at once, and on the window tables once they pay: same results") {
+  fixture<zk::bn254> fx("medium");
+  REQUIRE(fx.witnesses.size() >= 2);
+  auto cpu = gpu::make_cpu_backend(2);
+  auto cuda = gpu::make_cuda_backend(device());  // tables when they pay (the default)
+  const auto want0 = cpu->prove(fx.key, fx.partition(0)), want1 = cpu->prove(fx.key, fx.partition(1));
+  CHECK_FALSE(cuda->key_stats(fx.key.get()).resident);
+  // No partitions announced, none proved: nothing pays for tables yet.
+  cuda->prepare(fx.key);
+  auto st = cuda->key_stats(fx.key.get());
+  CHECK(st.resident);
+  CHECK_FALSE(st.tables);
+  CHECK(st.to_device_ms > 0);
+  CHECK(st.device_bytes > 0);
+  CHECK(st.tables_bytes == 0);
+  const auto plain0 = cuda->prove(fx.key, fx.partition(0));
+  CHECK(same_msms<zk::bn254>(plain0, want0));
+  CHECK_FALSE(cuda->key_stats(fx.key.get()).tables);
+  // Many partitions announced: the next partition starts the build, which
+  // switches in between partitions (key_stats and prove() look for it).
+  cuda->expect_partitions(fx.key, 1000000);
+  const auto plain1 = cuda->prove(fx.key, fx.partition(1));
+  CHECK(same_msms<zk::bn254>(plain1, want1));
+  for (int i = 0; i < 2000 && !cuda->key_stats(fx.key.get()).tables; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  st = cuda->key_stats(fx.key.get());
+  REQUIRE(st.tables);
+  CHECK(st.tables_bytes > st.device_bytes / 2);
+  CHECK(st.tables_ms > 0);
+  CHECK(st.tables_note.empty());
+  const auto fixed0 = cuda->prove(fx.key, fx.partition(0)), fixed1 = cuda->prove(fx.key, fx.partition(1));
+  CHECK(same_msms<zk::bn254>(fixed0, plain0));
+  CHECK(same_msms<zk::bn254>(fixed1, plain1));
+}
+
+TEST_CASE("tables are skipped when they do not fit the device-memory limit, and partitions still prove") {
+  fixture<zk::bn254> fx("medium");
+  auto cpu = gpu::make_cpu_backend(2);
+  // A limit of the tables' own size: they cannot fit beside the plain points
+  // (nor can they ever), while the plain points, NTT tables and scratch of
+  // a circuit this small fit many times over.
+  const auto& info = fx.key->info;
+  gpu::cuda::tables::key_sizes ks;
+  ks.n_w = info.n_vars;
+  ks.n_c = info.n_private();
+  ks.n_h = info.domain_size;
+  gpu::cuda::backend_options opt;
+  opt.memory_limit = gpu::cuda::tables::estimate(ks).table_bytes;
+  auto cuda = gpu::cuda::make_backend(device(), opt);
+  cuda->expect_partitions(fx.key, 1000000);
+  for (int r = 0; r < 3; ++r) CHECK(same_msms<zk::bn254>(cuda->prove(fx.key, fx.partition(0)), cpu->prove(fx.key, fx.partition(0))));
+  const auto st = cuda->key_stats(fx.key.get());
+  CHECK_FALSE(st.tables);
+  CHECK(st.tables_note.find("device-memory") != std::string::npos);
+}
+
+TEST_CASE("a key's upload does not stall the partitions of a key that is ready") {
+  fixture<zk::bn254> ready("medium");
+  fixture<zk::bls12_381> other("small");
+  auto cpu = gpu::make_cpu_backend(2);
+  auto cuda = gpu::make_cuda_backend(device());
+  cuda->prepare(ready.key);
+  // Another thread prepares a second key (upload, NTT tables) while this
+  // one proves the first: both finish, results unchanged.
+  std::thread prep([&] { cuda->prepare(other.key); });
+  auto got = cuda->prove(ready.key, ready.partition(0));
+  prep.join();
+  CHECK(same_msms<zk::bn254>(got, cpu->prove(ready.key, ready.partition(0))));
+  CHECK(cuda->key_stats(other.key.get()).resident);
 }
 
 TEST_CASE("two threads proving at once get the CPU backend's results, compute one after the other") {

@@ -287,6 +287,34 @@ TEST_CASE("msm::plan keeps every bucket key below the sentinel and bounds the le
   CHECK(f.sums == 1);
 }
 
+TEST_CASE("window tables: every stored multiple is 2^(c w) P in affine form, batches of inversions included") {
+  namespace msm = gpu::cuda::msm;
+  using C = zk::bn254;
+  using G = C::g1_group;
+  using J = zk::ec::jacobian<G>;
+  std::mt19937_64 rng(31);
+  auto points = test::make_points<C, G>(5, rng);
+  points[2] = zk::ec::affine<G>::infinity();  // its multiples stay at infinity
+  // c = 2: 128 windows, many batches and a short last one; c = 17: one batch and a bit
+  for (unsigned c : {2u, 17u}) {
+    CAPTURE(c);
+    const msm::shape s = msm::plan(points.size(), C::fr::params::bits, c, true);
+    REQUIRE(s.windows > msm::precompute_batch);
+    std::vector<zk::ec::affine<G>> table(points.size() * s.windows);
+    msm::precompute(gpu::cuda::host_exec{}, s, points.data(), table.data());
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      J acc = J::from_affine(points[i]);
+      for (unsigned w = 0; w < s.windows; ++w) {
+        if (w)
+          for (unsigned d = 0; d < c; ++d) acc = acc.dbl();
+        bad += table[w * points.size() + i] != acc.to_affine();
+      }
+    }
+    CHECK(bad == 0);
+  }
+}
+
 TEST_CASE("the NTT pipeline on the host matches the CPU backend") {
   std::mt19937_64 rng(31);
   SUBCASE("BN254, 2^0 .. 2^11, 2^17 (three tiled passes)") {

@@ -1,14 +1,18 @@
 // The pinned pool: first-fit page-aligned blocks that coalesce when given
 // back, blocks that stay taken while any buffer carved from them lives, the
-// injected pinner (called once for the whole mapping, undone after the last
-// block), and a random sequence of takes and give-backs against a model.
+// injected pinner (called once per step of the mapping, undone after the last
+// block), pinning in the background that never holds a block back, and a
+// random sequence of takes and give-backs against a model.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <map>
 #include <ostream>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "memory/pinned_pool.hpp"
@@ -107,7 +111,7 @@ TEST_CASE("a block hands out consecutive buffers and refuses one that does not f
   CHECK(blk->used() == 3 * page);
 }
 
-TEST_CASE("pinning is injected: one call for the whole mapping, undone after the last block") {
+TEST_CASE("pinning is injected: one call for a mapping within one step, undone after the last block") {
   struct calls {
     int pins = 0, unpins = 0;
     void* pinned = nullptr;
@@ -144,6 +148,48 @@ TEST_CASE("pinning is injected: one call for the whole mapping, undone after the
   survivor.reset();
   CHECK(c.unpins == 1);
   CHECK(c.unpinned == c.pinned);
+}
+
+TEST_CASE("pinned in the background a step at a time: blocks never wait, and are pinned once all their pages are") {
+  std::atomic<int> calls{0};
+  std::atomic<bool> release{false};
+  pinner slow;
+  slow.name = "slowRegister";
+  slow.pin = [&](void*, std::size_t bytes, std::string*) {
+    CHECK(bytes == 2 * page);
+    if (calls++ == 1)  // the second step blocks until the test lets it go
+      while (!release.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return true;
+  };
+  int unpins = 0;
+  slow.unpin = [&](void*) { ++unpins; };
+  {
+    pinned_pool pool(8 * page, slow, true, 2 * page);
+    CHECK(pool.pinned_bytes() == 0);
+    // Nothing pinned yet: a block is ordinary pages, at once.
+    auto early = pool.take(page, nullptr);
+    REQUIRE(early);
+    CHECK_FALSE(early->buffers().pinned);
+    std::thread pinning([task = pool.pin_task(), &pool] { pool.pin_finished(task()); });
+    for (int i = 0; i < 5000 && pool.pinned_bytes() < 2 * page; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    REQUIRE(pool.pinned_bytes() == 2 * page);  // the first step; the second is stuck
+    CHECK_FALSE(pool.pinned());
+    CHECK(early->pinned());  // its pages are now pinned
+    CHECK(early->buffers().pinned);
+    auto beyond = pool.take(3 * page, nullptr);  // pages 1-3: partly unpinned
+    REQUIRE(beyond);
+    CHECK_FALSE(beyond->pinned());
+    CHECK_FALSE(beyond->buffers().pinned);  // the backend stages it instead of waiting
+    std::memset(beyond->data(), 7, 3 * page);
+    release = true;
+    pinning.join();
+    CHECK(pool.pinned());
+    CHECK(pool.pin_error().empty());
+    CHECK(beyond->pinned());
+    CHECK(calls == 4);
+  }
+  CHECK(unpins == 4);  // every step undone
 }
 
 TEST_CASE("a pinner that fails leaves ordinary pages and says why") {
