@@ -33,6 +33,7 @@
 #   CURVE=bn254               bn254 or bls12_381
 #   SYNTHESIZERS              synthesis threads of both engines (default: cores - 2, at least 2)
 #   FINALIZERS=2 LANES=2      finalizer threads; GPU-worker lanes per GPU
+#   GPUS=all                  CUDA devices of both engines (--gpus: all, or ids like 0,1)
 #   VARIANTS="pool"           extra baseline runs: pool (--pinned-pool: uploads from a
 #                             pinned pool as proofline's), notrim (--no-trim); "" for none
 #   PROOFLINE, BASELINE       binaries to use instead of CARRY_DIR/bin/...
@@ -102,7 +103,7 @@ run() {
     [ -x "$b" ] || { echo "bench-utilization.sh: $b: not an executable (pack first, or set PROOFLINE/BASELINE)" >&2; exit 2; }
   done
   local log_n=${LOG_N:-20} jobs=${JOBS:-8} parts=${PARTS:-4} backend=${BACKEND:-cuda}
-  local curve=${CURVE:-bn254} lanes=${LANES:-2} finalizers=${FINALIZERS:-2}
+  local curve=${CURVE:-bn254} lanes=${LANES:-2} finalizers=${FINALIZERS:-2} gpus=${GPUS:-all}
   local cores
   cores=$(nproc)
   local synth=${SYNTHESIZERS:-$(( cores > 4 ? cores - 2 : 2 ))}
@@ -123,7 +124,7 @@ run() {
   command -v nvidia-smi > /dev/null &&
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
   note "backlog: $jobs jobs x $parts partitions, $curve, domain 2^$log_n ($constraints constraints);" \
-       "--backend $backend, $synth synthesizers, $finalizers finalizers, $lanes lanes per GPU"
+       "--backend $backend, $synth synthesizers, $finalizers finalizers, $lanes lanes per GPU, --gpus $gpus"
 
   # 1. Inputs, generated here: one key, PARTS witnesses shared by every job.
   local t0=$SECONDS
@@ -160,6 +161,7 @@ EOF
     fi
   }
   local common=(--backend "$backend" --synthesizers "$synth" --finalizers "$finalizers")
+  [ "$backend" = cpu ] || common+=(--gpus "$gpus")
   engine proofline "$proofline" run "$work/jobs.json" "${common[@]}" --gpu-lanes "$lanes"
   engine baseline "$baseline" "$work/jobs.json" "${common[@]}" --lanes "$lanes"
   local names=(proofline baseline)
@@ -194,6 +196,8 @@ def cell(r, f):
 rows = [
     ("proofs", lambda r: f"{r['proofs']}"),
     ("wall s", lambda r: f"{r['wall_s']:.3f}"),
+    ("first GPU work s", lambda r: f"{r['startup']['first_gpu_work_ms'] / 1000:.3f}"),
+    ("first proof s", lambda r: f"{r['startup']['first_proof_ms'] / 1000:.3f}"),
     ("proofs/s", lambda r: f"{r['proofs_per_s']:.2f}"),
 ]
 devices = max((len(r.get("gpus", [])) for r in reports.values() if r), default=0)

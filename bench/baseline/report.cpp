@@ -1,7 +1,9 @@
 #include "bench/baseline/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+
 #include <nlohmann/json.hpp>
 
 #include "memory/arena.hpp"
@@ -88,6 +90,13 @@ std::string report_json(const engine_result& r, const std::vector<device_info>& 
   j["load_s"] = round_us(r.load_ms / 1000.0);
 
   auto lines = timelines(r);
+  // Start-up as proofline reports it: the first device span, in ms since the
+  // run began (key loading included).
+  double first_gpu_ms = -1;
+  for (const auto& t : lines)
+    for (const auto& s : t.spans)
+      if (first_gpu_ms < 0 || s.start_ms < first_gpu_ms) first_gpu_ms = s.start_ms;
+  j["startup"] = {{"first_gpu_work_ms", round_us(std::max(first_gpu_ms, 0.0))}};
   auto util = gpu::summarize(lines);
   json gpus = json::array();
   for (std::size_t d = 0; d < devices.size(); ++d) {
