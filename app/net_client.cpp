@@ -123,14 +123,16 @@ std::optional<std::vector<job_report>> client_session::wait(const std::vector<su
     std::optional<std::vector<job_progress>> news;
     caf::error failure;
     (*self_)
-        ->request(control_, std::chrono::milliseconds(watch_wait_ms) + request_timeout,
+        ->request(control_, std::chrono::milliseconds(watch_wait_ms) + watch_margin,
                   watch_atom::value, cursors, watch_wait_ms)
         .receive([&](std::vector<job_progress>& p) { news = std::move(p); },
                  [&](caf::error& e) { failure = e; });
     if (!news) {
       if (lost()) {
         end_line();
-        error = "lost the connection to " + where() + " (the jobs go on there)";
+        error = "lost the connection to " + where() +
+                ": the server stopped or cannot be reached; if it still runs, its jobs go on "
+                "(`proofline await` follows them again)";
         return std::nullopt;
       }
       if (++failures > 3) {

@@ -45,6 +45,10 @@ void add_client_options(CLI::App& app, client_options& o);
 inline constexpr std::chrono::seconds request_timeout{60};
 /// Longest a progress poll waits at the server before answering.
 inline constexpr uint32_t watch_wait_ms = 2000;
+/// A progress poll unanswered this long after watch_wait_ms counts as lost:
+/// CAF fails no pending request when its peer's connection drops, so this
+/// bounds how late a client notices a server that died.
+inline constexpr std::chrono::seconds watch_margin{3};
 
 class client_session {
  public:
