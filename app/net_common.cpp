@@ -4,6 +4,7 @@
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/manager.hpp>
 #include <caf/scoped_actor.hpp>
+#include <caf/sec.hpp>
 
 #include <unistd.h>
 
@@ -206,10 +207,33 @@ control_actor connect_control(caf::actor_system& sys, const endpoint& ep, bool t
               else
                 found = caf::actor_cast<control_actor>(ptr);
             },
-            [&](caf::error& e) { why = sys.render(e); });
+            [&](caf::error& e) { why = network_error_text(sys, e, ep, tls); });
     if (found) return found;
     if (clock::now() + retry_pause >= deadline) return {};
     std::this_thread::sleep_for(retry_pause);
+  }
+}
+
+std::string network_error_text(caf::actor_system& sys, const caf::error& e, const endpoint& ep,
+                               bool tls) {
+  std::string raw = sys.render(e);
+  if (e.category() != caf::atom("system")) return raw;
+  switch (static_cast<caf::sec>(e.code())) {
+    case caf::sec::cannot_connect_to_node:
+      return "nothing answers at " + ep.text() + ": is `proofline serve` running there? (" + raw +
+             ")";
+    case caf::sec::cannot_open_port:
+      return "cannot listen on " + ep.text() +
+             ": the port is in use (another `proofline serve`?) or the address is not this "
+             "machine's (" + raw + ")";
+    case caf::sec::disconnect_during_handshake:
+      return std::string("the server closed the connection during the handshake: ") +
+             (tls ? "its TLS credentials come from another CA than this side's, or it runs "
+                    "--insecure"
+                  : "it expects TLS (this side runs --insecure)") +
+             " (" + raw + ")";
+    default:
+      return raw;
   }
 }
 

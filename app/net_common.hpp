@@ -101,6 +101,13 @@ control_actor connect_control(caf::actor_system& sys, const endpoint& ep, bool t
 /// This machine's host name ("localhost" if it has none).
 std::string host_name();
 
+/// CAF's network errors in the user's terms, with what to try: nothing
+/// listening ("is `proofline serve` running there?"), a port in use, a TLS
+/// handshake refused (certificates of another CA, or TLS on one side only);
+/// other errors as CAF renders them. `tls` says whether this side uses TLS.
+std::string network_error_text(caf::actor_system& sys, const caf::error& e, const endpoint& ep,
+                               bool tls);
+
 /// "host:pid", naming this process in logs and metrics.
 std::string process_name();
 

@@ -5,11 +5,16 @@
 #include <caf/openssl/publish.hpp>
 #include <caf/send.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
+#include <sys/socket.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -95,6 +100,36 @@ sigset_t block_stop_signals() {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
+}
+
+/// Why `at` cannot be bound now ("Address already in use"); empty if it can.
+/// Checked before serve says it listens, so a taken metrics port is an
+/// error at start, not an exit after "listening".
+std::string bind_problem(const metrics_endpoint& at) {
+  bool v6 = at.host.find(':') != std::string::npos;
+  int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return std::strerror(errno);
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  if (v6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(at.port);
+    inet_pton(AF_INET6, at.host.c_str(), &a->sin6_addr);
+    len = sizeof(*a);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(at.port);
+    inet_pton(AF_INET, at.host.c_str(), &a->sin_addr);
+    len = sizeof(*a);
+  }
+  std::string problem;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) problem = std::strerror(errno);
+  ::close(fd);
+  return problem;
 }
 
 }  // namespace
@@ -222,6 +257,8 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
       return usage("--metrics " + o.metrics +
                    ": not a loopback address, and the endpoint has no authentication; add "
                    "--metrics-public to serve it there anyway");
+    if (auto problem = bind_problem(*metrics); !problem.empty())
+      return usage("--metrics " + o.metrics + ": " + problem);
   }
 
   // 2. The actor system and the control actor, published before anything slow.
@@ -246,7 +283,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
                     : sys.middleman().publish(published, listen->port, listen->host.c_str(), true);
     if (!port) {
       stop_control();
-      return usage("cannot listen on " + listen->text() + ": " + sys.render(port.error()));
+      return usage(network_error_text(sys, port.error(), *listen, tls));
     }
     listen->port = *port;
     out << "proofline serve: listening on " << listen->text() << (tls ? " (TLS)" : "")

@@ -91,5 +91,16 @@ expect_rc 2 halftls "$proofline" serve --listen 127.0.0.1:0 --tls-cert "$small/c
 log_has halftls "TLS needs all of --tls-cert, --tls-key and --tls-ca"
 expect_rc 1 nothing "$proofline" status --connect 127.0.0.1:1 --connect-timeout 1
 log_has nothing "cannot connect to 127.0.0.1:1"
+log_has nothing 'nothing answers at 127.0.0.1:1: is `proofline serve` running there?'
+expect_rc 2 inuse "$proofline" serve --listen "127.0.0.1:$port" --backend cpu
+log_has inuse "the port is in use"
+expect_rc 1 onesided "$proofline" status --connect "127.0.0.1:$port" --insecure --connect-timeout 1
+log_has onesided "it expects TLS (this side runs --insecure)"
+python3 -c 'import socket,time,sys; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(60)' >taken.port &
+started+=("$!")
+wait_until 10 test -s taken.port || fail "no port taken"
+expect_rc 2 metricsport "$proofline" serve --listen 127.0.0.1:0 --metrics "127.0.0.1:$(cat taken.port)" --backend cpu
+log_has metricsport "Address already in use"
+! grep -q "listening on" metricsport.log || fail "serve said it listens although its metrics port is taken"
 kill -0 "$serve_pid" || fail "the server died"
 echo "PASS: net control"
