@@ -18,8 +18,9 @@ namespace {
 using json = nlohmann::ordered_json;
 
 const char* const client_footer =
-    "EXIT CODES: 0 success; 1 the job failed, was cancelled or is unknown, or the server "
-    "could not be reached within --connect-timeout or was lost; 2 a bad option.";
+    "EXIT CODES: 0 success; 1 the job named (status JOB, cancel, await) failed, was cancelled "
+    "or is unknown, or the server could not be reached within --connect-timeout or was lost; "
+    "2 a bad option. `status` without JOB exits 0 whatever its jobs' states.";
 
 /// The newest job with this id, if the server knows one.
 std::optional<job_status> find_job(const std::vector<job_status>& jobs, const std::string& id) {
@@ -171,6 +172,10 @@ int status_command(const client_command_options& o, std::ostream& out, std::ostr
     out << arr.dump(2) << "\n";
   } else {
     print_status_table(out, *jobs);
+  }
+  if (!o.job.empty()) {
+    auto state = jobs->front().state;
+    if (state == job_state::failed || state == job_state::cancelled) return exit_failed;
   }
   return exit_ok;
 }

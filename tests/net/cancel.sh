@@ -68,6 +68,8 @@ wait_until 10 released || fail "memory not released after cancel: $(cat m.json)"
 # The other job finished.
 check result out/other --id other --status done --partitions 4
 verify "$small/verification_key.json" out/other
+expect_rc 1 status_cancelled "$proofline" status big --connect "$ep"
+expect_rc 0 status_done "$proofline" status other --connect "$ep"
 expect_rc 0 status "$proofline" status --connect "$ep" --json
 [ "$(json status.log '",".join(x["id"]+":"+x["status"] for x in j)')" = "big:cancelled,other:done" ] ||
   fail "status: $(cat status.log)"
