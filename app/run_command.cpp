@@ -5,6 +5,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <optional>
 #include <ostream>
 
@@ -117,6 +118,21 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   }
 
   // Observability flags, checked before anything starts.
+  // Output paths are checked before anything is proved: a report that
+  // cannot be written is a usage error; a job whose out directory cannot be
+  // written fails at once, alone.
+  for (const auto* path : {&opts.report_file, &opts.trace_file, &opts.html_file}) {
+    if (path->empty()) continue;
+    std::filesystem::path parent = std::filesystem::path(*path).parent_path();
+    if (auto problem = zk::formats::writable_dir_problem(parent.string()); !problem.empty()) {
+      err << "proofline run: " << *path << ": " << problem << "\n";
+      return exit_usage;
+    }
+  }
+  std::vector<std::string> unwritable(specs.size());
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    unwritable[i] = zk::formats::writable_dir_problem(specs[i].out);
+
   std::optional<metrics_endpoint> metrics;
   if (!opts.metrics.empty()) {
     std::string why;
@@ -190,8 +206,13 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     obs->attach({rt.registry(), rt.memory(), rt.scheduler()});
     caf::scoped_actor self{sys};
     std::vector<std::optional<uint64_t>> seqs;
-    for (const auto& spec : specs) {
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const auto& spec = specs[i];
       std::optional<uint64_t> seq;
+      if (!unwritable[i].empty()) {  // failed below with the reason, not proved
+        seqs.push_back(seq);
+        continue;
+      }
       self->request(rt.registry(), caf::infinite, submit_atom::value, spec)
           .receive([&](uint64_t s) { seq = s; },
                    [&](caf::error& e) { spdlog::error("job {}: {}", spec.id, sys.render(e)); });
@@ -199,7 +220,9 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     }
     for (std::size_t i = 0; i < specs.size(); ++i) {
       if (!seqs[i]) {
-        reports.push_back(failed_report(specs[i], "the job registry did not accept the job"));
+        reports.push_back(failed_report(specs[i], unwritable[i].empty()
+                                                      ? "the job registry did not accept the job"
+                                                      : "out: " + unwritable[i]));
         continue;
       }
       self->request(rt.registry(), caf::infinite, await_atom::value, *seqs[i])
@@ -233,6 +256,14 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     print_summary(out, reports, wall_ms);
     print_gpu_figures(out, report);
     if (!memory_line.empty()) out << memory_line << "\n";
+  } else {
+    // --quiet prints nothing but failures: every failed job and its error.
+    for (const auto& r : reports) {
+      if (r.state == job_state::done) continue;
+      err << "proofline run: job " << r.id << " " << to_string(r.state);
+      if (r.has_error) err << ": " << r.error.message;
+      err << "\n";
+    }
   }
   return all_done && written ? exit_ok : exit_failed;
 }

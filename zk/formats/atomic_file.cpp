@@ -59,4 +59,20 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
   }
 }
 
+std::string writable_dir_problem(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path d = dir.empty() ? fs::path(".") : fs::path(dir);
+  fs::create_directories(d, ec);
+  if (ec) return d.string() + ": cannot create the directory: " + ec.message();
+  if (!fs::is_directory(d, ec)) return d.string() + ": not a directory";
+  std::random_device rd;
+  fs::path probe = d / (".proofline-probe-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return d.string() + ": cannot create files: " + std::strerror(errno);
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return {};
+}
+
 }  // namespace proofline::zk::formats

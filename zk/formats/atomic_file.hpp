@@ -13,4 +13,12 @@ namespace proofline::zk::formats {
 /// temporary file behind.
 void write_file_atomic(const std::string& path, std::string_view contents);
 
+/// Why files cannot be written into directory `dir` ("out/a: Permission
+/// denied", "/proc/x: No such file or directory"), creating it (and its
+/// parents) as write_file_atomic would; empty when a file could be created
+/// there. Checked before work whose results would go there, so an unwritable
+/// output fails at once instead of after the work. Leaves no file behind
+/// (directories it created stay).
+std::string writable_dir_problem(const std::string& dir);
+
 }  // namespace proofline::zk::formats
