@@ -227,6 +227,11 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                   "synthesis is slower than proving.")
       ->check(CLI::Range(1u, 1024u));
   run->add_option("--memory-budget", budget, budget_help())->check(size_validator());
+  run->add_option("--max-partitions", opts.max_partitions,
+                  "The most partitions (witnesses over all jobs) the job file may name; a "
+                  "larger file is refused before any job is built")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 32))
+      ->capture_default_str();
   run->add_option("--log-level", opts.log_level,
                   "Log level on stderr: trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))

@@ -12,6 +12,7 @@
 //   return c.run(std::cout, std::cerr);
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -52,6 +53,7 @@ struct run_options {
   unsigned cpu_threads = 0;      ///< 0: every hardware thread
   unsigned synthesis_ahead = 0;  ///< pacing; 0: adaptive (see runtime_config::pacing)
   uint64_t memory_budget = 0;    ///< bytes; 0: default_memory_budget()
+  std::size_t max_partitions = 100000;  ///< job_file.hpp's default_max_partitions
   std::string log_level = "info";
   bool log_level_given = false;
   bool quiet = false;

@@ -134,7 +134,8 @@ job_spec parse_job(const json& job, std::size_t index, const std::string& name,
 }  // namespace
 
 std::vector<job_spec> parse_job_file(std::string_view text, const std::string& name,
-                                     const std::string& base_dir, const std::string& out_root) {
+                                     const std::string& base_dir, const std::string& out_root,
+                                     std::size_t max_partitions) {
   json doc;
   // The last object key the parser passed, so that a value it cannot
   // represent (1e999999) is reported with its field.
@@ -168,6 +169,20 @@ std::vector<job_spec> parse_job_file(std::string_view text, const std::string& n
                          type_of(jobs));
   if (jobs.empty()) throw job_file_error(name + ": field \"jobs\": the list is empty");
 
+  // Counted on the parsed document before any job is built.
+  std::size_t partitions = 0;
+  for (const auto& job : jobs)
+    if (job.is_object()) {
+      if (auto it = job.find("witnesses"); it != job.end() && it->is_array())
+        partitions += it->size();
+      else
+        partitions += 1;
+    }
+  if (partitions > max_partitions)
+    throw job_file_error(name + ": names " + std::to_string(partitions) +
+                         " partitions, more than the limit of " + std::to_string(max_partitions) +
+                         " (split the file, or raise the limit: run --max-partitions)");
+
   std::vector<job_spec> specs;
   std::map<std::string, std::size_t> ids, outs;
   for (std::size_t i = 0; i < jobs.size(); ++i) {
@@ -188,7 +203,8 @@ std::vector<job_spec> parse_job_file(std::string_view text, const std::string& n
 }
 
 std::vector<job_spec> read_job_file(const std::string& path,
-                                    const std::optional<std::string>& out_root) {
+                                    const std::optional<std::string>& out_root,
+                                    std::size_t max_partitions) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw job_file_error(path + ": is a directory, not a job file");
   std::string text;
@@ -198,7 +214,7 @@ std::vector<job_spec> read_job_file(const std::string& path,
     throw job_file_error(e.what());
   }
   std::string base = fs::path(path).parent_path().string();
-  return parse_job_file(text, path, base, out_root ? *out_root : base);
+  return parse_job_file(text, path, base, out_root ? *out_root : base, max_partitions);
 }
 
 }  // namespace proofline::app

@@ -20,6 +20,7 @@
 // one of low, normal, high, critical, got "urgent"`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -42,16 +43,23 @@ class job_file_error : public std::runtime_error {
 /// a file from untrusted hands (or /dev/zero) is refused, never read whole.
 inline constexpr uint64_t max_job_file_bytes = uint64_t(64) << 20;
 
+/// The most partitions (witnesses over all jobs) one job file may name,
+/// unless the caller allows more: a file naming millions is refused before
+/// any job is built, not read into memory whole.
+inline constexpr std::size_t default_max_partitions = 100000;
+
 /// Parses job-file text. `name` is the file as the user named it (for
 /// messages); `base_dir` resolves zkey and witness paths, `out_root` resolves
 /// out paths. Throws job_file_error.
 std::vector<job_spec> parse_job_file(std::string_view text, const std::string& name,
-                                     const std::string& base_dir, const std::string& out_root);
+                                     const std::string& base_dir, const std::string& out_root,
+                                     std::size_t max_partitions = default_max_partitions);
 
 /// Reads and parses the file at `path` (a regular file of at most
 /// max_job_file_bytes): paths resolve against its directory, out paths
 /// against `out_root` when given. Throws job_file_error.
 std::vector<job_spec> read_job_file(const std::string& path,
-                                    const std::optional<std::string>& out_root = std::nullopt);
+                                    const std::optional<std::string>& out_root = std::nullopt,
+                                    std::size_t max_partitions = default_max_partitions);
 
 }  // namespace proofline::app

@@ -111,7 +111,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   }
   std::vector<job_spec> specs;
   try {
-    specs = read_job_file(job_file, out_root);
+    specs = read_job_file(job_file, out_root, opts.max_partitions);
   } catch (const job_file_error& e) {
     err << "proofline run: " << e.what() << "\n";
     return exit_usage;

@@ -233,3 +233,13 @@ TEST_CASE("a job file that is not a regular file or is too large is refused with
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("a job file naming more partitions than the limit is refused before jobs are built") {
+  std::string three = R"({"jobs": [{"id": "a", "zkey": "c", "witnesses": ["w0", "w1"], "out": "o1"},
+                                   {"id": "b", "zkey": "c", "witness": "w", "out": "o2"}]})";
+  CHECK(parse_job_file(three, "jobs.json", "dir", "root", 3).size() == 2);
+  CHECK_THROWS_WITH_AS(parse_job_file(three, "jobs.json", "dir", "root", 2),
+                       "jobs.json: names 3 partitions, more than the limit of 2 (split the file, "
+                       "or raise the limit: run --max-partitions)",
+                       job_file_error);
+}
