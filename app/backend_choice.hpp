@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "actors/runtime.hpp"
-#include "app/report.hpp"
+#include "observe/report.hpp"
 #include "gpu/backend.hpp"
 
 namespace proofline::app {

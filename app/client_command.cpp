@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "app/summary.hpp"
+#include "observe/summary.hpp"
 #include "memory/size.hpp"
 
 namespace proofline::app {

@@ -1,5 +1,5 @@
 #include "app/memory_bench.hpp"
-#include "app/text.hpp"
+#include "base/text.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>

@@ -332,7 +332,7 @@ using run_atom = caf::atom_constant<caf::atom("run")>;  ///< prove the next held
 using prepare_atom = caf::atom_constant<caf::atom("prepare")>;  ///< make a key resident ahead
 // finalizer
 using finalize_atom = caf::atom_constant<caf::atom("finalize")>;  ///< proved_partition
-// run observer (app/observer.hpp): samples the pipeline for reports and metrics
+// run observer (observe/observer.hpp): samples the pipeline for reports and metrics
 using sample_atom = caf::atom_constant<caf::atom("sample")>;      ///< take a sample (timer)
 using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;  ///< -> the figures so far
 using collect_atom = caf::atom_constant<caf::atom("collect")>;    ///< -> every sample taken

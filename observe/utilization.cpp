@@ -1,4 +1,4 @@
-#include "gpu/utilization.hpp"
+#include "observe/utilization.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,6 @@
-// app/trace: the lanes of a run and the Chrome trace-event JSON built from
+// observe/trace: the lanes of a run and the Chrome trace-event JSON built from
 // them (what Perfetto opens).
-#include "app/trace.hpp"
+#include "observe/trace.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
-// app/observer: the busy tracker behind the live GPU busy figure, and the
+// observe/observer: the busy tracker behind the live GPU busy figure, and the
 // scheduler's queue statistics it samples.
-#include "app/observer.hpp"
+#include "observe/observer.hpp"
 
 #include <doctest/doctest.h>
 

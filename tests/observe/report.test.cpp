@@ -1,13 +1,13 @@
-// app/report: the run report's figures and JSON, from a hand-built record
+// observe/report: the run report's figures and JSON, from a hand-built record
 // whose busy time, gaps and rates are worked out in each case.
-#include "app/report.hpp"
+#include "observe/report.hpp"
 
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/summary.hpp"
+#include "observe/summary.hpp"
 
 using namespace proofline;
 using namespace proofline::app;

@@ -1,6 +1,6 @@
 // The HTML report (`--html FILE`): one self-contained page, no external
 // assets, that shows a run: the summary figures, every lane of the trace
-// (app/trace.hpp) on one time axis, each GPU's utilization over time (from
+// (observe/trace.hpp) on one time axis, each GPU's utilization over time (from
 // its device spans, with NVML's samples beside it when there are any) and the
 // queue depths.
 //
@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "app/report.hpp"
+#include "observe/report.hpp"
 
 namespace proofline::app {
 

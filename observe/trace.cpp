@@ -1,10 +1,10 @@
-#include "app/trace.hpp"
+#include "observe/trace.hpp"
 
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "gpu/utilization.hpp"
+#include "observe/utilization.hpp"
 
 namespace proofline::app {
 

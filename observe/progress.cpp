@@ -1,5 +1,5 @@
-#include "app/progress.hpp"
-#include "app/text.hpp"
+#include "observe/progress.hpp"
+#include "base/text.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>

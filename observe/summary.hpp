@@ -7,7 +7,7 @@
 #include <iosfwd>
 #include <vector>
 
-#include "app/report.hpp"
+#include "observe/report.hpp"
 #include "messages/catalogue.hpp"
 
 namespace proofline::app {

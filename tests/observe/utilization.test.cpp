@@ -1,7 +1,7 @@
-// gpu/utilization: the busy fraction and hand-off gaps every report uses.
+// observe/utilization: the busy fraction and hand-off gaps every report uses.
 // Expected values are worked out by hand from the spans in each case.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include "gpu/utilization.hpp"
+#include "observe/utilization.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "app/report.hpp"
+#include "observe/report.hpp"
 
 #include <tuple>
 #include <algorithm>

@@ -1,6 +1,6 @@
 // app/metrics_http: endpoint parsing, the Prometheus text, and the HTTP
 // server answering a real socket on loopback.
-#include "app/metrics_http.hpp"
+#include "observe/metrics_http.hpp"
 
 #include <arpa/inet.h>
 #include <doctest/doctest.h>

@@ -1,5 +1,5 @@
-#include "app/html_report.hpp"
-#include "app/text.hpp"
+#include "observe/html_report.hpp"
+#include "base/text.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "app/trace.hpp"
+#include "observe/trace.hpp"
 #include "memory/size.hpp"
 
 namespace proofline::app {

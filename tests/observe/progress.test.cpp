@@ -1,5 +1,5 @@
 // app/progress: the live line's text and its time estimate.
-#include "app/progress.hpp"
+#include "observe/progress.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "app/metrics_http.hpp"
+#include "observe/metrics_http.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
 
 #include <sstream>
 
-#include "app/summary.hpp"
+#include "observe/summary.hpp"
 
 using namespace proofline;
 

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "app/report.hpp"
+#include "observe/report.hpp"
 
 namespace proofline::app {
 

@@ -9,7 +9,7 @@
 //   metrics_server                      RAII: bind, serve, stop on destruction
 //
 // The server knows nothing of actors: each scrape calls a provider function
-// (the app's asks the run observer for a snapshot by message, app/observer.hpp)
+// (the app's asks the run observer for a snapshot by message, observe/observer.hpp)
 // and sends what it returns. It binds to loopback unless told otherwise: the
 // figures name jobs' hosts and sizes, and there is no authentication.
 //

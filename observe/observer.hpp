@@ -39,9 +39,9 @@
 
 #include "actors/memory_manager.hpp"
 #include "actors/run_clock.hpp"
-#include "app/metrics_http.hpp"
-#include "app/progress.hpp"
-#include "app/report.hpp"
+#include "observe/metrics_http.hpp"
+#include "observe/progress.hpp"
+#include "observe/report.hpp"
 #include "gpu/nvml.hpp"
 #include "messages/interfaces.hpp"
 

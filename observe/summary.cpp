@@ -1,5 +1,5 @@
-#include "app/summary.hpp"
-#include "app/text.hpp"
+#include "observe/summary.hpp"
+#include "base/text.hpp"
 
 #include <algorithm>
 #include <cstdio>

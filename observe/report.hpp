@@ -9,7 +9,7 @@
 //   report_json         the report as JSON text (docs/OBSERVABILITY.md)
 //   nvml_busy_fraction  NVML's mean utilization of a device over a window
 //
-// Busy time and hand-off gaps come from gpu/utilization.hpp, the one
+// Busy time and hand-off gaps come from observe/utilization.hpp, the one
 // definition the baseline benchmark uses too: the union of a device's spans
 // over the time from its first span's start to its last span's end. On the
 // CPU backend the "GPU" entries describe the backend's own spans (device 0).
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "gpu/nvml.hpp"
-#include "gpu/utilization.hpp"
+#include "observe/utilization.hpp"
 #include "messages/catalogue.hpp"
 
 namespace proofline::app {

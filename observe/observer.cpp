@@ -1,4 +1,4 @@
-#include "app/observer.hpp"
+#include "observe/observer.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -8,7 +8,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
-#include "app/trace.hpp"
+#include "observe/trace.hpp"
 
 namespace proofline::app {
 

@@ -1,6 +1,6 @@
 // app/html_report: utilization bins, escaping, and a page that carries its
 // data safely. (Rendering in a browser is tests/e2e/observability.sh.)
-#include "app/html_report.hpp"
+#include "observe/html_report.hpp"
 
 #include <doctest/doctest.h>
 
