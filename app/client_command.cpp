@@ -13,6 +13,8 @@
 
 namespace proofline::app {
 
+using observe::print_summary;
+
 namespace {
 
 using json = nlohmann::ordered_json;

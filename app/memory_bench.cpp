@@ -37,6 +37,8 @@
 
 namespace proofline::app {
 
+using base::fixed;
+
 namespace {
 
 using clock_type = std::chrono::steady_clock;

@@ -31,6 +31,20 @@
 
 namespace proofline::app {
 
+using observe::build_report;
+using observe::html_report;
+using observe::is_loopback_address;
+using observe::metrics_endpoint;
+using observe::observation;
+using observe::observation_options;
+using observe::parse_metrics_endpoint;
+using observe::print_gpu_figures;
+using observe::print_summary;
+using observe::report_json;
+using observe::run_record;
+using observe::run_report;
+using observe::trace_json;
+
 namespace {
 
 /// Default output root of the bundled example, relative to the working directory.

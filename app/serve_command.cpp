@@ -36,6 +36,12 @@
 
 namespace proofline::app {
 
+using observe::is_loopback_address;
+using observe::metrics_endpoint;
+using observe::observation;
+using observe::observation_options;
+using observe::parse_metrics_endpoint;
+
 namespace {
 
 namespace fs = std::filesystem;

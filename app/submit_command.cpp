@@ -13,6 +13,8 @@
 
 namespace proofline::app {
 
+using observe::print_summary;
+
 namespace {
 
 namespace fs = std::filesystem;

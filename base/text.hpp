@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <string>
 
-namespace proofline::app {
+namespace proofline::base {
 
 /// `v` with exactly `decimals` digits after the point ("12.50").
 inline std::string fixed(double v, int decimals = 1) {
@@ -13,4 +13,4 @@ inline std::string fixed(double v, int decimals = 1) {
   return buf;
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::base

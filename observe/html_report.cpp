@@ -10,7 +10,9 @@
 #include "observe/trace.hpp"
 #include "memory/size.hpp"
 
-namespace proofline::app {
+namespace proofline::observe {
+
+using base::fixed;
 
 namespace {
 
@@ -374,4 +376,4 @@ std::string html_report(const run_record& rec, const run_report& report) {
   return h;
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

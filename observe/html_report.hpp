@@ -17,7 +17,7 @@
 
 #include "observe/report.hpp"
 
-namespace proofline::app {
+namespace proofline::observe {
 
 /// Fraction of each of `bins` equal stretches of [t0, t1) covered by
 /// `busy` (sorted, disjoint intervals as union_of returns). O(B + I).
@@ -30,4 +30,4 @@ std::string html_escape(const std::string& text);
 /// The page for a run and its report.
 std::string html_report(const run_record& rec, const run_report& report);
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

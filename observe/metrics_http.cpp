@@ -13,7 +13,7 @@
 #include <cstring>
 #include <stdexcept>
 
-namespace proofline::app {
+namespace proofline::observe {
 
 namespace {
 
@@ -348,4 +348,4 @@ void metrics_server::answer(int client) {
   send_all(client, r);
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

@@ -38,7 +38,7 @@
 
 #include "messages/catalogue.hpp"
 
-namespace proofline::app {
+namespace proofline::observe {
 
 /// Where the endpoint listens.
 struct metrics_endpoint {
@@ -128,4 +128,4 @@ class metrics_server {
   std::thread thread_;
 };
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

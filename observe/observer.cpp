@@ -10,7 +10,7 @@
 
 #include "observe/trace.hpp"
 
-namespace proofline::app {
+namespace proofline::observe {
 
 namespace {
 
@@ -321,4 +321,4 @@ std::optional<std::string> scrape(caf::actor_system& sys, const observer_actor& 
   return body;
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
 #include <caf/typed_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 #include <chrono>
@@ -45,7 +46,7 @@
 #include "gpu/nvml.hpp"
 #include "messages/interfaces.hpp"
 
-namespace proofline::app {
+namespace proofline::observe {
 
 /// The measure of the union of spans added so far. Spans ending more than
 /// settle_ms before the newest end are folded into a total and forgotten
@@ -80,6 +81,12 @@ struct observed_samples {
   std::vector<queue_sample> queues;
   std::vector<purge_record> purges;
 };
+
+// The observer's own atoms (CAF 0.17 atoms are compile-time constants and
+// need no registration, so they live beside the one actor that handles them).
+using sample_atom = caf::atom_constant<caf::atom("sample")>;      ///< take a sample (timer)
+using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;  ///< -> the figures so far
+using collect_atom = caf::atom_constant<caf::atom("collect")>;    ///< -> every sample taken
 
 /// The pipeline actors an observer asks, sent once the runtime is up.
 struct observer_wiring {
@@ -200,9 +207,9 @@ class observation {
 std::optional<std::string> scrape(caf::actor_system& sys, const observer_actor& who,
                                   std::chrono::milliseconds timeout);
 
-}  // namespace proofline::app
+}  // namespace proofline::observe
 
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::app::observer_wiring)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::app::purge_record)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::app::metrics_snapshot)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::app::observed_samples)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::observe::observer_wiring)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::observe::purge_record)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::observe::metrics_snapshot)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::observe::observed_samples)

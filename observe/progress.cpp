@@ -6,7 +6,9 @@
 
 #include <cmath>
 
-namespace proofline::app {
+namespace proofline::observe {
+
+using base::fixed;
 
 namespace {
 
@@ -104,4 +106,4 @@ std::shared_ptr<spdlog::sinks::sink> progress_aware_sink(
   return std::make_shared<progress_sink>(std::move(inner), std::move(display));
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

@@ -22,7 +22,7 @@
 #include <optional>
 #include <string>
 
-namespace proofline::app {
+namespace proofline::observe {
 
 /// What the progress line shows.
 struct progress_state {
@@ -72,4 +72,4 @@ class progress_display {
 std::shared_ptr<spdlog::sinks::sink> progress_aware_sink(std::shared_ptr<spdlog::sinks::sink> inner,
                                                          std::shared_ptr<progress_display> display);
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

@@ -5,7 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-namespace proofline::app {
+namespace proofline::observe {
 
 namespace {
 
@@ -32,8 +32,8 @@ stage_times stage_of(const std::vector<partition_record>& parts, span_ms partiti
   }
   t.count = ms.size();
   if (!ms.empty()) {
-    t.p50_ms = gpu::percentile(ms, 50);
-    t.p99_ms = gpu::percentile(ms, 99);
+    t.p50_ms = percentile(ms, 50);
+    t.p99_ms = percentile(ms, 99);
     t.max_ms = *std::max_element(ms.begin(), ms.end());
   }
   return t;
@@ -76,12 +76,12 @@ std::vector<partition_record> partitions_of(const run_record& rec) {
   return out;
 }
 
-std::vector<gpu::partition_timeline> timelines_of(const run_record& rec) {
-  std::vector<gpu::partition_timeline> out;
+std::vector<partition_timeline> timelines_of(const run_record& rec) {
+  std::vector<partition_timeline> out;
   for (const auto& j : rec.jobs)
     for (const auto& p : j.partitions) {
       if (p.spans.gpu < 0) continue;  // never reached a backend
-      gpu::partition_timeline t;
+      partition_timeline t;
       t.device = p.spans.gpu;
       for (const auto& s : p.spans.device) t.spans.push_back({s.name, s.start, s.end});
       out.push_back(std::move(t));
@@ -149,7 +149,7 @@ run_report build_report(const run_record& rec) {
   r.backend = rec.backends.empty() ? "" : rec.backends.front().kind;
 
   // Every backend gets an entry, even one that proved nothing (busy 0).
-  auto utils = gpu::summarize(timelines_of(rec));
+  auto utils = summarize(timelines_of(rec));
   size_t devices = rec.backends.size();
   for (const auto& u : utils) devices = std::max(devices, static_cast<size_t>(u.device) + 1);
   for (size_t d = 0; d < devices; ++d) {
@@ -255,4 +255,4 @@ std::string report_json(const run_report& r, int indent) {
   return j.dump(indent);
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

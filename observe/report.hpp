@@ -24,7 +24,7 @@
 #include "observe/utilization.hpp"
 #include "messages/catalogue.hpp"
 
-namespace proofline::app {
+namespace proofline::observe {
 
 /// Queue depths and memory at one moment of the run.
 struct queue_sample {
@@ -85,7 +85,7 @@ struct partition_record {
 std::vector<partition_record> partitions_of(const run_record& rec);
 
 /// The device timelines of `rec`'s partitions that reached a backend.
-std::vector<gpu::partition_timeline> timelines_of(const run_record& rec);
+std::vector<partition_timeline> timelines_of(const run_record& rec);
 
 /// One GPU (or the CPU backend) in the report.
 struct gpu_report {
@@ -93,7 +93,7 @@ struct gpu_report {
   int cuda_device = -1;  ///< CUDA ordinal; -1 for the CPU backend
   std::string name;      ///< NVML's name when known, else the backend's description
   std::string kind;      ///< "cuda" or "cpu"
-  gpu::device_utilization util;
+  device_utilization util;
   std::optional<double> nvml_busy_fraction;  ///< mean NVML utilization over util's window
   uint64_t nvml_samples = 0;                 ///< samples that mean is over
 };
@@ -160,4 +160,4 @@ std::optional<double> nvml_busy_fraction(const std::vector<gpu::nvml_sample>& sa
 std::vector<queue_sample> thin_queue_samples(const std::vector<queue_sample>& samples,
                                              size_t max_points);
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

@@ -6,7 +6,9 @@
 #include <ostream>
 #include <string>
 
-namespace proofline::app {
+namespace proofline::observe {
+
+using base::fixed;
 
 namespace {
 
@@ -76,4 +78,4 @@ void print_gpu_figures(std::ostream& out, const run_report& r) {
   if (r.backend == "cuda" && !r.nvml_available) out << "NVML: no samples (" << r.nvml_why << ")\n";
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

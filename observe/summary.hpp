@@ -10,7 +10,7 @@
 #include "observe/report.hpp"
 #include "messages/catalogue.hpp"
 
-namespace proofline::app {
+namespace proofline::observe {
 
 /// Writes the table and totals; `wall_ms` is the run's wall time.
 void print_summary(std::ostream& out, const std::vector<job_report>& reports, double wall_ms);
@@ -20,4 +20,4 @@ void print_summary(std::ostream& out, const std::vector<job_report>& reports, do
 /// the hand-off gaps p50/p99/max; then why NVML has no samples on a CUDA run.
 void print_gpu_figures(std::ostream& out, const run_report& r);
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

@@ -6,7 +6,7 @@
 
 #include "observe/utilization.hpp"
 
-namespace proofline::app {
+namespace proofline::observe {
 
 namespace {
 
@@ -126,7 +126,7 @@ std::vector<lane> build_lanes(const run_record& rec) {
       std::string lane = "lane " + std::to_string(std::max(0, p.spans.lane));
       auto& device = lanes.at(group, lane + " device");
       for (const auto& s : p.spans.device)
-        device.push_back({s.name, gpu::is_transfer(s.name) ? "transfer" : "device", s.start,
+        device.push_back({s.name, is_transfer(s.name) ? "transfer" : "device", s.start,
                           std::max(s.start, s.end), p.job, p.index});
       if (p.spans.prove.recorded())
         lanes.at(group, lane + " prove()").push_back(stage_span(p, "prove", p.spans.prove));
@@ -241,4 +241,4 @@ std::string trace_json(const run_record& rec) {
   return trace.dump();
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

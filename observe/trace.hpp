@@ -23,7 +23,7 @@
 
 #include "observe/report.hpp"
 
-namespace proofline::app {
+namespace proofline::observe {
 
 /// One interval drawn on a lane, in ms since the run started.
 struct lane_span {
@@ -57,4 +57,4 @@ std::string group_name(const run_record& rec, int device);
 /// Chrome trace-event JSON of the run (compact).
 std::string trace_json(const run_record& rec);
 
-}  // namespace proofline::app
+}  // namespace proofline::observe

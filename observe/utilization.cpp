@@ -6,7 +6,7 @@
 #include <map>
 #include <utility>
 
-namespace proofline::gpu {
+namespace proofline::observe {
 
 namespace {
 
@@ -116,4 +116,4 @@ double percentile(std::vector<double> values, double p) {
   return values[rank - 1];
 }
 
-}  // namespace proofline::gpu
+}  // namespace proofline::observe

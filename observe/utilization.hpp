@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-namespace proofline::gpu {
+namespace proofline::observe {
 
 /// One interval of device work, milliseconds on a common clock.
 struct timed_span {
@@ -66,4 +66,4 @@ std::vector<device_utilization> summarize(const std::vector<partition_timeline>&
 /// for p = 0; 0 for no values. O(n log n).
 double percentile(std::vector<double> values, double p);
 
-}  // namespace proofline::gpu
+}  // namespace proofline::observe

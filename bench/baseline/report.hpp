@@ -32,7 +32,7 @@ std::string device_name(const std::string& describe);
 
 /// The device spans of every partition that reached its backend, on the
 /// run's clock (ms since the run started), device = backend index.
-std::vector<gpu::partition_timeline> timelines(const engine_result& r);
+std::vector<observe::partition_timeline> timelines(const engine_result& r);
 
 /// The report, pretty-printed JSON with a trailing newline.
 std::string report_json(const engine_result& r, const std::vector<device_info>& devices,

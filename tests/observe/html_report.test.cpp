@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 using namespace proofline;
-using namespace proofline::app;
+using namespace proofline::observe;
 
 TEST_CASE("busy bins hold the covered fraction of each stretch of time") {
   // [0, 40) in 4 bins of 10 ms; busy 5..15 and 30..40.

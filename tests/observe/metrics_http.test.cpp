@@ -11,7 +11,7 @@
 #include <atomic>
 
 using namespace proofline;
-using namespace proofline::app;
+using namespace proofline::observe;
 
 namespace {
 

@@ -12,7 +12,7 @@
 
 #include "actors/scheduler.hpp"
 
-using proofline::app::busy_tracker;
+using proofline::observe::busy_tracker;
 
 TEST_CASE("the busy tracker measures the union of spans however they arrive") {
   busy_tracker t;

@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-using namespace proofline::app;
+using namespace proofline::observe;
 
 TEST_CASE("the progress line shows partitions, GPU busy, queues and the ETA") {
   progress_state s;

@@ -10,7 +10,7 @@
 #include "observe/summary.hpp"
 
 using namespace proofline;
-using namespace proofline::app;
+using namespace proofline::observe;
 using json = nlohmann::json;
 
 namespace {

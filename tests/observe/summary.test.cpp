@@ -27,7 +27,7 @@ TEST_CASE("the summary lists each job with partitions, time, output and error, t
   b.total = {1.0, 251.0};
 
   std::ostringstream out;
-  app::print_summary(out, {a, b}, 2000.0);
+  observe::print_summary(out, {a, b}, 2000.0);
   CHECK(
       out.str() ==
       "job     status  partitions  time     output      error\n"

@@ -9,7 +9,7 @@
 #include <set>
 
 using namespace proofline;
-using namespace proofline::app;
+using namespace proofline::observe;
 using json = nlohmann::json;
 
 namespace {

@@ -5,11 +5,11 @@
 
 #include <doctest/doctest.h>
 
-using proofline::gpu::is_transfer;
-using proofline::gpu::partition_timeline;
-using proofline::gpu::percentile;
-using proofline::gpu::summarize;
-using proofline::gpu::timed_span;
+using proofline::observe::is_transfer;
+using proofline::observe::partition_timeline;
+using proofline::observe::percentile;
+using proofline::observe::summarize;
+using proofline::observe::timed_span;
 
 namespace {
 
