@@ -15,7 +15,7 @@
 #include "actors/runtime.hpp"
 #include "app/backend_choice.hpp"
 #include "observe/html_report.hpp"
-#include "app/job_file.hpp"
+#include "jobs/job_file.hpp"
 #include "app/locate.hpp"
 #include "observe/metrics_http.hpp"
 #include "observe/observer.hpp"

@@ -23,7 +23,7 @@
 #include "actors/node_agent.hpp"
 #include "actors/prover_ops.hpp"
 #include "actors/runtime.hpp"
-#include "app/job_file.hpp"
+#include "jobs/job_file.hpp"
 #include "app/run_command.hpp"
 #include "app/backend_choice.hpp"
 #include "observe/metrics_http.hpp"

@@ -7,7 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/job_file.hpp"
+#include "jobs/job_file.hpp"
 #include "observe/summary.hpp"
 #include "memory/size.hpp"
 

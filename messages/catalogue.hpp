@@ -409,7 +409,7 @@ struct inline_witness {
 };
 
 /// A job file as a client submits it: the server parses `text` with
-/// app/job_file's rules, resolving relative paths against the directory of
+/// jobs/job_file's rules, resolving relative paths against the directory of
 /// `name` (the client's absolute path of the job file).
 struct job_submission {
   std::string name;

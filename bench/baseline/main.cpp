@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "actors/prover_ops.hpp"
-#include "app/job_file.hpp"
+#include "jobs/job_file.hpp"
 #include "bench/baseline/engine.hpp"
 #include "bench/baseline/report.hpp"
 #include "gpu/cuda/factory.hpp"

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "app/job_file.hpp"
+#include "jobs/job_file.hpp"
 
 using namespace proofline;
 using proofline::app::job_file_error;

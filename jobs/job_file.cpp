@@ -1,4 +1,4 @@
-#include "app/job_file.hpp"
+#include "jobs/job_file.hpp"
 
 #include <cerrno>
 #include <cstring>
