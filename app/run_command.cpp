@@ -31,6 +31,9 @@
 
 namespace proofline::app {
 
+using jobs::job_file_error;
+using jobs::read_job_file;
+
 using observe::build_report;
 using observe::html_report;
 using observe::is_loopback_address;

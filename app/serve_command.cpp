@@ -36,6 +36,8 @@
 
 namespace proofline::app {
 
+using jobs::parse_job_file;
+
 using observe::is_loopback_address;
 using observe::metrics_endpoint;
 using observe::observation;

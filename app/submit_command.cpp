@@ -13,6 +13,8 @@
 
 namespace proofline::app {
 
+using jobs::parse_job_file;
+
 using observe::print_summary;
 
 namespace {

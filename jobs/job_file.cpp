@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace proofline::app {
+namespace proofline::jobs {
 
 namespace {
 
@@ -182,4 +182,4 @@ std::vector<job_spec> read_job_file(const std::string& path,
   return parse_job_file(text.str(), path, base, out_root ? *out_root : base);
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::jobs

@@ -27,7 +27,7 @@
 
 #include "messages/catalogue.hpp"
 
-namespace proofline::app {
+namespace proofline::jobs {
 
 /// A job file that cannot be read or breaks the schema; what() is the whole
 /// message for the user.
@@ -47,4 +47,4 @@ std::vector<job_spec> parse_job_file(std::string_view text, const std::string& n
 std::vector<job_spec> read_job_file(const std::string& path,
                                     const std::optional<std::string>& out_root = std::nullopt);
 
-}  // namespace proofline::app
+}  // namespace proofline::jobs

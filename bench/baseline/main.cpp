@@ -178,8 +178,8 @@ int main(int argc, char** argv) {
 
   std::vector<job_spec> jobs;
   try {
-    jobs = app::read_job_file(o.job_file, o.out_root);
-  } catch (const app::job_file_error& e) {
+    jobs = proofline::jobs::read_job_file(o.job_file, o.out_root);
+  } catch (const proofline::jobs::job_file_error& e) {
     std::cerr << "proofline-baseline: " << e.what() << "\n";
     return exit_usage;
   }

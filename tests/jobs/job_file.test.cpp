@@ -11,9 +11,9 @@
 #include "jobs/job_file.hpp"
 
 using namespace proofline;
-using proofline::app::job_file_error;
-using proofline::app::parse_job_file;
-using proofline::app::read_job_file;
+using proofline::jobs::job_file_error;
+using proofline::jobs::parse_job_file;
+using proofline::jobs::read_job_file;
 
 namespace {
 
