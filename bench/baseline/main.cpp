@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "base/exit_codes.hpp"
 #include "actors/prover_ops.hpp"
 #include "jobs/job_file.hpp"
 #include "bench/baseline/engine.hpp"
@@ -29,9 +30,9 @@ namespace {
 using namespace proofline;
 using namespace proofline::bench::baseline;
 
-constexpr int exit_ok = 0;
-constexpr int exit_failed = 1;
-constexpr int exit_usage = 2;
+using base::exit_failed;
+using base::exit_ok;
+using base::exit_usage;
 
 struct options {
   std::string job_file;
