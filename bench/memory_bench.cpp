@@ -1,4 +1,4 @@
-#include "app/memory_bench.hpp"
+#include "bench/memory_bench.hpp"
 #include "base/text.hpp"
 
 #include <caf/actor_system.hpp>
@@ -25,7 +25,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/runtime.hpp"
-#include "app/bench_command.hpp"
+#include "bench/registry.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "gpu/pinning.hpp"
 #include "memory/arena.hpp"
@@ -35,7 +35,7 @@
 #include "memory/size.hpp"
 #include "zk/curves.hpp"
 
-namespace proofline::app {
+namespace proofline::bench {
 
 using base::fixed;
 
@@ -613,10 +613,10 @@ void print_memory_bench(std::ostream& out, const memory_bench_report& r) {
   }
 }
 
-void add_memory_bench(bench_command& bench) {
+void add_memory_bench(registry& benches) {
   auto o = std::make_shared<memory_bench_options>();
   auto sizes = std::make_shared<std::array<std::string, 3>>();  // bytes, chunk, pool
-  CLI::App& app = bench.add(
+  CLI::App& app = benches.add(
       "memory",
       "Purge time per GiB of one jemalloc arena vs glibc's trim of every arena, hand-off gaps with "
       "purges off / by message / inline under a backlog, and (GPU) upload bandwidth",
@@ -680,4 +680,4 @@ void add_memory_bench(bench_command& bench) {
   app.add_option("--json", o->json, "Write the figures as JSON to this file")->type_name("FILE");
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::bench

@@ -11,11 +11,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "app/bench_command.hpp"
+#include "bench/registry.hpp"
 #include "bench/kernels.hpp"
 #include "gpu/cuda/factory.hpp"
 
-namespace proofline::app {
+namespace proofline::bench {
 
 namespace {
 
@@ -104,11 +104,11 @@ int run_kernel_bench(const kernel_bench_options& o, std::ostream& out, std::ostr
 
 }  // namespace
 
-void add_kernel_benches(bench_command& bench) {
+void add_kernel_benches(registry& benches) {
   for (const auto& kind : kinds) {
     auto o = std::make_shared<kernel_bench_options>();
     o->req.what = kind.name;
-    CLI::App& app = bench.add(kind.name, kind.summary, [o](std::ostream& out, std::ostream& err) {
+    CLI::App& app = benches.add(kind.name, kind.summary, [o](std::ostream& out, std::ostream& err) {
       spdlog::set_level(spdlog::level::warn);  // the table says it all
       return run_kernel_bench(*o, out, err);
     });
@@ -142,4 +142,4 @@ void add_kernel_benches(bench_command& bench) {
   }
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::bench

@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-namespace proofline::app {
+namespace proofline::bench {
 
 struct memory_bench_options {
   uint64_t bytes = uint64_t(128) << 20;  ///< heap for purge vs trim, and upload size
@@ -110,4 +110,4 @@ memory_bench_report run_memory_bench(const memory_bench_options& opts, std::ostr
 /// The tables.
 void print_memory_bench(std::ostream& out, const memory_bench_report& r);
 
-}  // namespace proofline::app
+}  // namespace proofline::bench
