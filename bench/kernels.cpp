@@ -15,7 +15,7 @@
 #include "gpu/backend.hpp"
 #include "gpu/cpu/msm.hpp"
 #include "gpu/cpu/ntt.hpp"
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "zk/groth16/proving_key.hpp"
 #if PROOFLINE_HAVE_CUDA

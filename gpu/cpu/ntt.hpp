@@ -19,7 +19,7 @@
 // w^j, j < n/2 (n/2 field elements of scratch per call).
 #pragma once
 
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 
 namespace proofline::gpu::cpu {
 

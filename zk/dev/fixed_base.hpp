@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 #include "zk/ec/point.hpp"
 #include "zk/ff/fp.hpp"
 

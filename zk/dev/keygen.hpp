@@ -35,7 +35,7 @@
 #include <functional>
 #include <string>
 
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 #include "zk/dev/r1cs.hpp"
 #include "zk/dev/toxic_waste.hpp"
 #include "zk/formats/proof_json.hpp"

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 #include "zk/dev/gt.hpp"
 #include "zk/dev/keygen.hpp"
 #include "zk/dev/r1cs.hpp"

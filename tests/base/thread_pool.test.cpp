@@ -1,4 +1,4 @@
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 
 #include <doctest/doctest.h>
 
