@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace proofline::gpu::cpu {
+namespace proofline::base {
 
 /// One for_each call: the indices still to claim and those still running.
 struct thread_pool::batch {
@@ -102,4 +102,4 @@ void thread_pool::for_range(std::size_t n, std::size_t grain,
   for_each(parts, [&](std::size_t k) { f(k * step, std::min(n, (k + 1) * step)); });
 }
 
-}  // namespace proofline::gpu::cpu
+}  // namespace proofline::base

@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-namespace proofline::gpu::cpu {
+namespace proofline::base {
 
 class thread_pool {
  public:
@@ -55,4 +55,4 @@ class thread_pool {
   bool stopping_ = false;
 };
 
-}  // namespace proofline::gpu::cpu
+}  // namespace proofline::base

@@ -121,7 +121,7 @@ class cpu_backend final : public backend {
     }
   }
 
-  cpu::thread_pool pool_;
+  base::thread_pool pool_;
 };
 
 }  // namespace

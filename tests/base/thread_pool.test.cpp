@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
-using proofline::gpu::cpu::thread_pool;
+using proofline::base::thread_pool;
 
 TEST_CASE("thread pool runs every index exactly once") {
   thread_pool pool(4);
