@@ -13,6 +13,7 @@
 
 #include "actors/prover_ops.hpp"
 #include "actors/runtime.hpp"
+#include "actors/system_setup.hpp"
 #include "app/backend_choice.hpp"
 #include "observe/html_report.hpp"
 #include "jobs/job_file.hpp"
@@ -52,10 +53,6 @@ namespace {
 
 /// Default output root of the bundled example, relative to the working directory.
 constexpr const char* bundled_out_root = "proofline-out";
-
-/// CAF scheduler threads: they only route messages and keep the books (all
-/// blocking work runs in detached actors), so two are plenty.
-constexpr int scheduler_threads = 2;
 
 /// Writes --report, --trace and --html; false (with the reason on `err`) if
 /// one could not be written.
@@ -178,10 +175,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
 
   // 3. The pipeline.
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", scheduler_threads);
-  cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  cfg.set("logger.console-verbosity", caf::atom("quiet"));
-  register_message_types(cfg);
+  configure_actor_system(cfg);
   caf::actor_system sys{cfg};
   rc.clock = run_clock();
   run_record record;

@@ -25,6 +25,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/runtime.hpp"
+#include "actors/system_setup.hpp"
 #include "bench/registry.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "gpu/pinning.hpp"
@@ -318,9 +319,7 @@ backlog_figures run_backlog(const memory_bench_options& o, const std::string& mo
   f.budget = rc.memory_budget;
 
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
-  cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  configure_actor_system(cfg);
   caf::actor_system sys(cfg);
   memory::reset_peak_rss();
   f.baseline_rss = memory::current_rss();
