@@ -13,9 +13,10 @@
 //    server_starting_message, which clients retry.
 //  * A submission is the job file's text plus the client's absolute path of
 //    it. Control parses it with jobs/job_file's rules (parse_jobs, injected
-//    by the app: actors/ knows no JSON), resolving relative paths against
-//    that path's directory, then requires every zkey, witness and out path
-//    to lie under an allowed root (serve --allow-root; symlinks resolved).
+//    by the app, so actors/ does not depend on jobs/), resolving relative
+//    paths against that path's directory, then requires every zkey, witness
+//    and out path to lie under an allowed root (serve --allow-root; symlinks
+//    resolved).
 //    Inline witnesses are written to the spool directory, removed when the
 //    job completes. Then the registry accepts all the jobs or none.
 //  * Client job ids map to the newest job with that id.

@@ -1,4 +1,5 @@
-// A small fork-join thread pool for the CPU backend's NTTs and MSMs.
+// A small fork-join thread pool (parallel for), for the CPU backend's NTTs
+// and MSMs and the development setup's fixed-base products.
 //
 // for_each(n, f) runs f(0) .. f(n-1) on the pool's workers and on the calling
 // thread, and returns when all have finished. Tasks are claimed one index at

@@ -128,7 +128,7 @@ class backend {
                            const prove_hooks& hooks = {}) = 0;
   /// Makes `key` ready before its first partition arrives (CUDA: uploads
   /// its points, precomputes their window multiples, builds the NTT tables;
-  /// ~1.2 s for a 2^20 key on the H200), so that work overlaps synthesis
+  /// seconds for a large key, docs/BENCHMARKS.md), so that work overlaps synthesis
   /// instead of delaying the first proof. Blocking; throws backend_error.
   virtual void prepare(const zk::groth16::key_ptr& key) {}
   /// Forgets per-key state (device-resident points); keys are otherwise
