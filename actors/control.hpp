@@ -12,10 +12,11 @@
 //    until the runtime is wired in (attach) every request is refused with
 //    server_starting_message, which clients retry.
 //  * A submission is the job file's text plus the client's absolute path of
-//    it. Control parses it with app/job_file's rules (parse_jobs, injected
-//    by the app: actors/ knows no JSON), resolving relative paths against
-//    that path's directory, then requires every zkey, witness and out path
-//    to lie under an allowed root (serve --allow-root; symlinks resolved).
+//    it. Control parses it with jobs/job_file's rules (parse_jobs, injected
+//    by the app, so actors/ does not depend on jobs/), resolving relative
+//    paths against that path's directory, then requires every zkey, witness
+//    and out path to lie under an allowed root (serve --allow-root; symlinks
+//    resolved).
 //    Inline witnesses are written to the spool directory, removed when the
 //    job completes. Then the registry accepts all the jobs or none.
 //  * Client job ids map to the newest job with that id.
@@ -39,7 +40,7 @@ namespace proofline {
 inline constexpr const char* server_starting_message = "the server is starting; try again";
 
 struct control_config {
-  /// Parses job-file text (app/job_file rules); throws std::exception whose
+  /// Parses job-file text (jobs/job_file rules); throws std::exception whose
   /// what() names the file, job and field.
   std::function<std::vector<job_spec>(const std::string& text, const std::string& name,
                                       const std::string& base_dir)>

@@ -13,6 +13,7 @@
 #include "memory/arena.hpp"
 #include "memory/process.hpp"
 #include "memory/size.hpp"
+#include "memory/thread_arena.hpp"
 
 namespace proofline {
 
@@ -482,12 +483,7 @@ class arena_backend final : public gpu::backend {
 
  private:
   /// On the worker's thread, once: name it and send its allocations to its arena.
-  void bind() {
-    if (ready_) return;
-    ready_ = true;
-    memory::set_thread_name(thread_name_);
-    if (arena_) arena_->bind_current_thread();
-  }
+  void bind() { memory::bind_thread_once(ready_, thread_name_, arena_); }
 
   std::shared_ptr<gpu::backend> inner_;
   memory::arena_ptr arena_;

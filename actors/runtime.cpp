@@ -30,8 +30,8 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     : cfg_(std::move(cfg)) {
   if (backends.empty()) throw std::invalid_argument("runtime: no prover backend");
   if (cfg_.memory_budget == 0) throw std::invalid_argument("runtime: memory budget is 0");
-  // No synthesizer: nothing is proved here (a cluster coordinator that only
-  // hands partitions to its nodes).
+  // Synthesizers may be 0 (a cluster coordinator that only hands partitions
+  // to its nodes proves nothing here); finalizers may not.
   if (cfg_.finalizers == 0) throw std::invalid_argument("runtime: needs at least one finalizer");
   // One GPU worker per lane of each backend (CUDA: 2 per GPU, so one
   // partition's upload overlaps the other's compute; CPU: 1).

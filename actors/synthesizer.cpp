@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "memory/process.hpp"
+#include "memory/thread_arena.hpp"
 #include "zk/formats/error.hpp"
 
 namespace proofline {
@@ -15,10 +15,8 @@ namespace {
 /// synthesizer's arena and names it.
 void prepare_thread(synthesizer_pointer self) {
   auto& st = self->state;
-  if (st.thread_ready || !st.cfg.own_thread) return;
-  st.thread_ready = true;
-  memory::set_thread_name(st.cfg.thread_name);
-  if (st.cfg.arena) st.cfg.arena->bind_current_thread();
+  if (!st.cfg.own_thread) return;
+  memory::bind_thread_once(st.thread_ready, st.cfg.thread_name, st.cfg.arena);
 }
 
 }  // namespace

@@ -26,11 +26,11 @@ unsigned default_synthesizers(const backend_choice& choice, unsigned finalizers)
   return std::clamp(spare, 2u, 64u);
 }
 
-std::vector<backend_record> backend_records(const backend_choice& choice) {
-  std::vector<backend_record> out;
+std::vector<observe::backend_record> backend_records(const backend_choice& choice) {
+  std::vector<observe::backend_record> out;
   for (size_t d = 0; d < choice.backends.size(); ++d) {
     const auto& b = *choice.backends[d];
-    backend_record r;
+    observe::backend_record r;
     r.kind = b.kind();
     r.description = b.describe();
     r.lanes = std::max(1u, b.lanes());

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "actors/runtime.hpp"
-#include "app/report.hpp"
+#include "observe/report.hpp"
 #include "gpu/backend.hpp"
 
 namespace proofline::app {
@@ -44,7 +44,7 @@ std::optional<std::vector<int>> parse_gpu_list(const std::string& text, int visi
 unsigned default_synthesizers(const backend_choice& choice, unsigned finalizers);
 
 /// Each backend as reports name it (kind, description, lanes, CUDA device).
-std::vector<backend_record> backend_records(const backend_choice& choice);
+std::vector<observe::backend_record> backend_records(const backend_choice& choice);
 
 /// The runtime's memory settings for these backends: their host footprint
 /// (CUDA: each lane's pinned staging), and, when `pool` is set, a pinned pool

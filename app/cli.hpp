@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "base/exit_codes.hpp"
+
 namespace CLI {
 class App;
 class Validator;
@@ -28,10 +30,10 @@ class Validator;
 
 namespace proofline::app {
 
-/// Exit codes of `proofline`.
-inline constexpr int exit_ok = 0;      ///< every job done (or help/version printed)
-inline constexpr int exit_failed = 1;  ///< at least one job failed
-inline constexpr int exit_usage = 2;   ///< bad command line, bad job file, backend unavailable
+/// Exit codes of `proofline` (base/exit_codes.hpp).
+using base::exit_failed;
+using base::exit_ok;
+using base::exit_usage;
 
 /// CLI11 check for a size option: bytes or with a binary unit (512M, 8G, 1.5T).
 CLI::Validator size_validator();

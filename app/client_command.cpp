@@ -8,10 +8,12 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "app/summary.hpp"
+#include "observe/summary.hpp"
 #include "memory/size.hpp"
 
 namespace proofline::app {
+
+using observe::print_summary;
 
 namespace {
 

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
   add_submit_command(commands);
   add_client_commands(commands);  // status, cancel, await, metrics
   add_tls_command(commands);      // TLS credentials of serve and its peers
-  add_bench_command(commands);    // bench memory (app/bench_command.hpp)
+  add_bench_command(commands);    // benchmarks (bench/registry.hpp)
 
   if (auto code = commands.parse(argc, argv, std::cout, std::cerr)) return *code;
   try {

@@ -20,17 +20,13 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "actors/system_setup.hpp"
 #include "app/tls_credentials.hpp"
 #include "zk/formats/whole_file.hpp"
 
 namespace proofline::app {
 
 namespace {
-
-/// CAF scheduler threads: they route messages and keep the books; the
-/// blocking work runs in detached actors and the network on the middleman's
-/// own thread.
-constexpr int scheduler_threads = 2;
 
 /// Pause between connection attempts.
 constexpr std::chrono::milliseconds retry_pause{200};
@@ -176,10 +172,7 @@ void configure_network(caf::actor_system_config& cfg, const tls_options& tls,
   }
   cfg.set("middleman.heartbeat-interval", caf::timespan{heartbeat_interval});
   cfg.set("middleman.connection-timeout", caf::timespan{peer_timeout});
-  cfg.set("scheduler.max-threads", scheduler_threads);
-  cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  cfg.set("logger.console-verbosity", caf::atom("quiet"));
-  register_message_types(cfg);
+  configure_actor_system(cfg);
 }
 
 caf::io::middleman_actor connector(caf::actor_system& sys, bool tls) {

@@ -14,15 +14,16 @@
 
 #include "actors/prover_ops.hpp"
 #include "actors/runtime.hpp"
+#include "actors/system_setup.hpp"
 #include "app/backend_choice.hpp"
-#include "app/html_report.hpp"
-#include "app/job_file.hpp"
+#include "observe/html_report.hpp"
+#include "jobs/job_file.hpp"
 #include "app/locate.hpp"
-#include "app/metrics_http.hpp"
-#include "app/observer.hpp"
-#include "app/report.hpp"
-#include "app/summary.hpp"
-#include "app/trace.hpp"
+#include "observe/metrics_http.hpp"
+#include "observe/observer.hpp"
+#include "observe/report.hpp"
+#include "observe/summary.hpp"
+#include "observe/trace.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "gpu/pinning.hpp"
@@ -32,14 +33,27 @@
 
 namespace proofline::app {
 
+using jobs::job_file_error;
+using jobs::read_job_file;
+
+using observe::build_report;
+using observe::html_report;
+using observe::is_loopback_address;
+using observe::metrics_endpoint;
+using observe::observation;
+using observe::observation_options;
+using observe::parse_metrics_endpoint;
+using observe::print_gpu_figures;
+using observe::print_summary;
+using observe::report_json;
+using observe::run_record;
+using observe::run_report;
+using observe::trace_json;
+
 namespace {
 
 /// Default output root of the bundled example, relative to the working directory.
 constexpr const char* bundled_out_root = "proofline-out";
-
-/// CAF scheduler threads: they only route messages and keep the books (all
-/// blocking work runs in detached actors), so two are plenty.
-constexpr int scheduler_threads = 2;
 
 /// Writes --report, --trace and --html; false (with the reason on `err`) if
 /// one could not be written.
@@ -177,10 +191,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
 
   // 3. The pipeline.
   caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", scheduler_threads);
-  cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  cfg.set("logger.console-verbosity", caf::atom("quiet"));
-  register_message_types(cfg);
+  configure_actor_system(cfg);
   caf::actor_system sys{cfg};
   rc.clock = run_clock();
   run_record record;

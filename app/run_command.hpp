@@ -1,6 +1,6 @@
 // `proofline run`: reads the job file, picks the backend and memory budget,
 // starts the actor pipeline (observed for the progress line, metrics and
-// reports: app/observer.hpp), submits every job, waits for all of them,
+// reports: observe/observer.hpp), submits every job, waits for all of them,
 // writes the reports asked for (--report, --trace, --html), prints the
 // summary (or --json, the run report) and returns the exit code.
 #pragma once

@@ -28,11 +28,11 @@
 #include "actors/node_agent.hpp"
 #include "actors/prover_ops.hpp"
 #include "actors/runtime.hpp"
-#include "app/job_file.hpp"
+#include "jobs/job_file.hpp"
 #include "app/run_command.hpp"
 #include "app/backend_choice.hpp"
-#include "app/metrics_http.hpp"
-#include "app/observer.hpp"
+#include "observe/metrics_http.hpp"
+#include "observe/observer.hpp"
 #include "gpu/backend.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "gpu/pinning.hpp"
@@ -40,6 +40,14 @@
 #include "memory/size.hpp"
 
 namespace proofline::app {
+
+using jobs::parse_job_file;
+
+using observe::is_loopback_address;
+using observe::metrics_endpoint;
+using observe::observation;
+using observe::observation_options;
+using observe::parse_metrics_endpoint;
 
 namespace {
 

@@ -7,11 +7,15 @@
 
 #include <CLI/CLI.hpp>
 
-#include "app/job_file.hpp"
-#include "app/summary.hpp"
+#include "jobs/job_file.hpp"
+#include "observe/summary.hpp"
 #include "memory/size.hpp"
 
 namespace proofline::app {
+
+using jobs::parse_job_file;
+
+using observe::print_summary;
 
 namespace {
 

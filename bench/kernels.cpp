@@ -15,7 +15,7 @@
 #include "gpu/backend.hpp"
 #include "gpu/cpu/msm.hpp"
 #include "gpu/cpu/ntt.hpp"
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "zk/groth16/proving_key.hpp"
 #if PROOFLINE_HAVE_CUDA
@@ -75,7 +75,7 @@ std::vector<F> random_elements(std::size_t n, uint64_t seed) {
 /// multiples of the generator picked by i's 6-bit digits (4 mixed additions),
 /// converted to affine in batches with one inversion each (Montgomery's trick).
 template <class C, class G>
-std::vector<zk::ec::affine<G>> host_points(std::size_t n, uint64_t seed, gpu::cpu::thread_pool& pool) {
+std::vector<zk::ec::affine<G>> host_points(std::size_t n, uint64_t seed, base::thread_pool& pool) {
   using jac = zk::ec::jacobian<G>;
   using field = typename G::field;
   std::mt19937_64 rng(seed);
@@ -110,7 +110,7 @@ std::vector<zk::ec::affine<G>> host_points(std::size_t n, uint64_t seed, gpu::cp
 /// Points for a benchmark: made on the GPU when the CUDA backend is measured.
 template <class C, class G>
 std::vector<zk::ec::affine<G>> bench_points(const request& req, std::size_t n, uint64_t seed,
-                                            gpu::cpu::thread_pool& pool) {
+                                            base::thread_pool& pool) {
 #if PROOFLINE_HAVE_CUDA
   if (req.backend == "cuda") return gpu::cuda::testing::random_points<C, G>(n, seed, req.device);
 #endif
@@ -161,7 +161,7 @@ void kernel_bench(const request& req, result& res) {
     throw std::invalid_argument("backend cuda: proofline was built without CUDA");
 #endif
   }
-  gpu::cpu::thread_pool pool(req.threads);
+  base::thread_pool pool(req.threads);
   res.timer = "steady clock";
   res.device = "CPU, " + std::to_string(pool.size()) + " threads";
   auto timed = [&](auto&& f) {
@@ -197,7 +197,7 @@ void kernel_bench(const request& req, result& res) {
 template <class C>
 void prove_bench(const request& req, result& res) {
   const std::size_t n = std::size_t(1) << req.log_n;
-  gpu::cpu::thread_pool pool(req.threads);
+  base::thread_pool pool(req.threads);
   std::unique_ptr<gpu::backend> be;
   if (req.backend == "cuda") {
     require_cuda(req);

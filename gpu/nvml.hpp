@@ -1,5 +1,5 @@
 // NVML sampling: an independent view of GPU utilization, to cross-check the
-// busy fraction computed from the backend's device spans (gpu/utilization.hpp).
+// busy fraction computed from the backend's device spans (observe/utilization.hpp).
 //
 // Problem: the device spans come from our own CUDA events; a bug there (a
 // missed span, a wrong clock mapping) would make the run report lie. NVML's

@@ -12,7 +12,8 @@
 //                (local only: they carry shared_ptr handles to keys, buffers
 //                and reservations, whitelisted with CAF_ALLOW_UNSAFE_MESSAGE_TYPE;
 //                handlers take them by const&, so nothing large is copied)
-//   atoms        grouped by recipient, below
+//   atoms        grouped by recipient, below (the run observer keeps its own
+//                in observe/observer.hpp)
 //   remote control and clusters: inline_witness, job_submission,
 //                submitted_job, watch_cursor, job_progress, node_info,
 //                remote_partition, partition_result, node_metrics,
@@ -332,10 +333,6 @@ using run_atom = caf::atom_constant<caf::atom("run")>;  ///< prove the next held
 using prepare_atom = caf::atom_constant<caf::atom("prepare")>;  ///< make a key resident ahead
 // finalizer
 using finalize_atom = caf::atom_constant<caf::atom("finalize")>;  ///< proved_partition
-// run observer (app/observer.hpp): samples the pipeline for reports and metrics
-using sample_atom = caf::atom_constant<caf::atom("sample")>;      ///< take a sample (timer)
-using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;  ///< -> the figures so far
-using collect_atom = caf::atom_constant<caf::atom("collect")>;    ///< -> every sample taken
 
 // ---------------------------------------------------------------- inspect
 // Field names are left out: CAF 0.17's binary format does not need them.
@@ -412,7 +409,7 @@ struct inline_witness {
 };
 
 /// A job file as a client submits it: the server parses `text` with
-/// app/job_file's rules, resolving relative paths against the directory of
+/// jobs/job_file's rules, resolving relative paths against the directory of
 /// `name` (the client's absolute path of the job file).
 struct job_submission {
   std::string name;

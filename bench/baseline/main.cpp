@@ -16,8 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "base/exit_codes.hpp"
 #include "actors/prover_ops.hpp"
-#include "app/job_file.hpp"
+#include "jobs/job_file.hpp"
 #include "bench/baseline/engine.hpp"
 #include "bench/baseline/report.hpp"
 #include "gpu/cuda/factory.hpp"
@@ -29,9 +30,9 @@ namespace {
 using namespace proofline;
 using namespace proofline::bench::baseline;
 
-constexpr int exit_ok = 0;
-constexpr int exit_failed = 1;
-constexpr int exit_usage = 2;
+using base::exit_failed;
+using base::exit_ok;
+using base::exit_usage;
 
 struct options {
   std::string job_file;
@@ -178,8 +179,8 @@ int main(int argc, char** argv) {
 
   std::vector<job_spec> jobs;
   try {
-    jobs = app::read_job_file(o.job_file, o.out_root);
-  } catch (const app::job_file_error& e) {
+    jobs = proofline::jobs::read_job_file(o.job_file, o.out_root);
+  } catch (const proofline::jobs::job_file_error& e) {
     std::cerr << "proofline-baseline: " << e.what() << "\n";
     return exit_usage;
   }

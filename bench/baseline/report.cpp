@@ -38,10 +38,10 @@ const char* state_name(part_state s) {
 }
 
 /// The utilization of device `d`, or zeros when it proved nothing.
-gpu::device_utilization utilization_of(const std::vector<gpu::device_utilization>& all, int d) {
+observe::device_utilization utilization_of(const std::vector<observe::device_utilization>& all, int d) {
   for (const auto& u : all)
     if (u.device == d) return u;
-  gpu::device_utilization none;
+  observe::device_utilization none;
   none.device = d;
   return none;
 }
@@ -63,11 +63,11 @@ std::string device_name(const std::string& describe) {
   return name.substr(0, name.find(" ("));  // without "(132 SMs, ...)"
 }
 
-std::vector<gpu::partition_timeline> timelines(const engine_result& r) {
-  std::vector<gpu::partition_timeline> out;
+std::vector<observe::partition_timeline> timelines(const engine_result& r) {
+  std::vector<observe::partition_timeline> out;
   for (const auto& rec : r.tracker.parts) {
     if (rec.device < 0 || rec.spans.empty()) continue;
-    gpu::partition_timeline t;
+    observe::partition_timeline t;
     t.device = rec.device;
     for (const auto& s : rec.spans)
       t.spans.push_back(
@@ -97,7 +97,7 @@ std::string report_json(const engine_result& r, const std::vector<device_info>& 
     for (const auto& s : t.spans)
       if (first_gpu_ms < 0 || s.start_ms < first_gpu_ms) first_gpu_ms = s.start_ms;
   j["startup"] = {{"first_gpu_work_ms", round_us(std::max(first_gpu_ms, 0.0))}};
-  auto util = gpu::summarize(lines);
+  auto util = observe::summarize(lines);
   json gpus = json::array();
   for (std::size_t d = 0; d < devices.size(); ++d) {
     auto u = utilization_of(util, static_cast<int>(d));
@@ -166,7 +166,7 @@ void print_summary(std::ostream& out, const engine_result& r,
       << format("%.3f s (%.2f proofs/s; keys loaded in %.3f s)", wall_s,
                 wall_s > 0 ? static_cast<double>(r.proofs) / wall_s : 0.0, r.load_ms / 1000.0)
       << "\n";
-  auto util = gpu::summarize(timelines(r));
+  auto util = observe::summarize(timelines(r));
   for (std::size_t d = 0; d < devices.size(); ++d) {
     auto u = utilization_of(util, static_cast<int>(d));
     out << "device " << d << " (" << devices[d].name << ", " << devices[d].lanes

@@ -1,7 +1,7 @@
 // The baseline's run report: the keys of `proofline run --report` (proofs,
 // wall_s, proofs_per_s, gpus[{device, name, gpu_busy_fraction,
 // handoff_gap_ms{p50, p99, max}}], memory, purge) computed with the same
-// gpu/utilization.hpp, plus what only the baseline has: malloc_trim calls
+// observe/utilization.hpp, plus what only the baseline has: malloc_trim calls
 // and the time each role waited for the tracker's lock.
 //
 //   timelines(result)        each proved partition's device spans, in ms
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "bench/baseline/engine.hpp"
-#include "gpu/utilization.hpp"
+#include "observe/utilization.hpp"
 
 namespace proofline::bench::baseline {
 
@@ -32,7 +32,7 @@ std::string device_name(const std::string& describe);
 
 /// The device spans of every partition that reached its backend, on the
 /// run's clock (ms since the run started), device = backend index.
-std::vector<gpu::partition_timeline> timelines(const engine_result& r);
+std::vector<observe::partition_timeline> timelines(const engine_result& r);
 
 /// The report, pretty-printed JSON with a trailing newline.
 std::string report_json(const engine_result& r, const std::vector<device_info>& devices,

@@ -16,7 +16,7 @@
 #include "gpu/backend.hpp"
 #include "gpu/cpu/msm.hpp"
 #include "gpu/cpu/ntt.hpp"
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 
 namespace proofline::gpu {
 
@@ -121,7 +121,7 @@ class cpu_backend final : public backend {
     }
   }
 
-  cpu::thread_pool pool_;
+  base::thread_pool pool_;
 };
 
 }  // namespace

@@ -54,7 +54,7 @@ unsigned msm_window_bits(std::size_t n, unsigned bits) {
 
 template <class G, unsigned N>
 zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const zk::ff::bigint<N>* scalars,
-                        std::size_t n, thread_pool& pool) {
+                        std::size_t n, base::thread_pool& pool) {
   using jacobian = zk::ec::jacobian<G>;
   using xyzz = zk::ec::xyzz<G>;
   if (n == 0) return jacobian::infinity();
@@ -114,7 +114,7 @@ zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const zk::ff::bigint<N>
 
 #define PROOFLINE_INSTANTIATE_MSM(G)                                                               \
   template zk::ec::jacobian<G> msm<G, 4>(const zk::ec::affine<G>*, const zk::ff::bigint<4>*,     \
-                                          std::size_t, thread_pool&);
+                                          std::size_t, base::thread_pool&);
 
 PROOFLINE_INSTANTIATE_MSM(zk::bn254::g1_group)
 PROOFLINE_INSTANTIATE_MSM(zk::bn254::g2_group)

@@ -18,7 +18,7 @@
 
 #include <cstddef>
 
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 #include "zk/ec/point.hpp"
 #include "zk/ff/fp.hpp"
 
@@ -33,7 +33,7 @@ namespace proofline::gpu::cpu {
 /// N = 4.
 template <class G, unsigned N>
 zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const zk::ff::bigint<N>* scalars,
-                        std::size_t n, thread_pool& pool);
+                        std::size_t n, base::thread_pool& pool);
 
 /// The window width (bits) msm() uses for n points and scalars of `bits` bits.
 unsigned msm_window_bits(std::size_t n, unsigned bits);

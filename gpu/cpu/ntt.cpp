@@ -32,7 +32,7 @@ inline uint64_t reverse_bits(uint64_t x, unsigned log_n) {
 
 /// tw[j] = w^j for j < n/2.
 template <class F>
-std::vector<F> powers(const F& w, std::size_t count, thread_pool& pool) {
+std::vector<F> powers(const F& w, std::size_t count, base::thread_pool& pool) {
   std::vector<F> tw(count);
   pool.for_range(count, grain, [&](std::size_t b, std::size_t e) {
     F x = w.pow(uint64_t(b));
@@ -46,7 +46,7 @@ std::vector<F> powers(const F& w, std::size_t count, thread_pool& pool) {
 
 /// w^-j from w^j: w^-j = w^(n-j) = w^(n/2) w^(n/2-j) = -w^(n/2-j).
 template <class F>
-std::vector<F> inverse_powers(const std::vector<F>& tw, thread_pool& pool) {
+std::vector<F> inverse_powers(const std::vector<F>& tw, base::thread_pool& pool) {
   std::vector<F> itw(tw.size());
   const std::size_t half = tw.size();
   pool.for_range(half, grain, [&](std::size_t b, std::size_t e) {
@@ -86,7 +86,7 @@ inline void dit_stage(F* d, unsigned log_m, std::size_t half, const F* tw, std::
 
 /// Natural order in, bit-reversed out; tw[j] = w^j for the transform's root w.
 template <class F>
-void dif(F* d, unsigned log_n, const std::vector<F>& tw, thread_pool& pool) {
+void dif(F* d, unsigned log_n, const std::vector<F>& tw, base::thread_pool& pool) {
   if (log_n == 0) return;
   const std::size_t n = std::size_t(1) << log_n, half = n / 2;
   // Stages whose blocks exceed a cache block: whole-array passes.
@@ -106,7 +106,7 @@ void dif(F* d, unsigned log_n, const std::vector<F>& tw, thread_pool& pool) {
 
 /// Bit-reversed order in, natural out.
 template <class F>
-void dit(F* d, unsigned log_n, const std::vector<F>& tw, thread_pool& pool) {
+void dit(F* d, unsigned log_n, const std::vector<F>& tw, base::thread_pool& pool) {
   if (log_n == 0) return;
   const std::size_t n = std::size_t(1) << log_n, half = n / 2;
   const unsigned blog = log_n < block_log ? log_n : block_log;
@@ -122,7 +122,7 @@ void dit(F* d, unsigned log_n, const std::vector<F>& tw, thread_pool& pool) {
 }
 
 template <class F>
-void bit_reverse(F* d, unsigned log_n, thread_pool& pool) {
+void bit_reverse(F* d, unsigned log_n, base::thread_pool& pool) {
   pool.for_range(std::size_t(1) << log_n, grain, [&](std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) {
       std::size_t j = reverse_bits(i, log_n);
@@ -132,7 +132,7 @@ void bit_reverse(F* d, unsigned log_n, thread_pool& pool) {
 }
 
 template <class F>
-void scale(F* d, std::size_t n, const F& k, thread_pool& pool) {
+void scale(F* d, std::size_t n, const F& k, base::thread_pool& pool) {
   pool.for_range(n, grain, [&](std::size_t b, std::size_t e) {
     for (std::size_t i = b; i < e; ++i) d[i] = d[i] * k;
   });
@@ -141,7 +141,7 @@ void scale(F* d, std::size_t n, const F& k, thread_pool& pool) {
 }  // namespace
 
 template <class F>
-void ntt(F* data, unsigned log_n, direction dir, thread_pool& pool) {
+void ntt(F* data, unsigned log_n, direction dir, base::thread_pool& pool) {
   using roots = zk::groth16::roots<F>;
   const F w = roots::root(log_n);  // checks log_n
   const std::size_t n = std::size_t(1) << log_n;
@@ -153,7 +153,7 @@ void ntt(F* data, unsigned log_n, direction dir, thread_pool& pool) {
 }
 
 template <class F>
-void to_odd_coset(F* data, unsigned log_n, thread_pool& pool) {
+void to_odd_coset(F* data, unsigned log_n, base::thread_pool& pool) {
   using roots = zk::groth16::roots<F>;
   const F w = roots::root(log_n);
   const F g = roots::odd_coset_generator(log_n);
@@ -176,8 +176,8 @@ void to_odd_coset(F* data, unsigned log_n, thread_pool& pool) {
 }
 
 #define PROOFLINE_INSTANTIATE_NTT(F)                                       \
-  template void ntt<F>(F*, unsigned, direction, thread_pool&);            \
-  template void to_odd_coset<F>(F*, unsigned, thread_pool&);
+  template void ntt<F>(F*, unsigned, direction, base::thread_pool&);            \
+  template void to_odd_coset<F>(F*, unsigned, base::thread_pool&);
 
 PROOFLINE_INSTANTIATE_NTT(zk::bn254::fr)
 PROOFLINE_INSTANTIATE_NTT(zk::bls12_381::fr)

@@ -19,7 +19,7 @@
 // w^j, j < n/2 (n/2 field elements of scratch per call).
 #pragma once
 
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 
 namespace proofline::gpu::cpu {
 
@@ -30,13 +30,13 @@ enum class direction { forward, inverse };
 /// for the inverse's scaling, spread over pool.size() threads.
 /// Throws std::out_of_range when log_n exceeds the field's 2-adicity.
 template <class F>
-void ntt(F* data, unsigned log_n, direction dir, thread_pool& pool);
+void ntt(F* data, unsigned log_n, direction dir, base::thread_pool& pool);
 
 /// In place: interprets data[0 .. 2^log_n) as a polynomial's values on the
 /// n-domain and replaces them with its values on the odd coset, i.e. inverse
 /// NTT, coefficient i times g^i, forward NTT (DESIGN.md "The proof", step 2).
 /// Cost: about two NTTs.
 template <class F>
-void to_odd_coset(F* data, unsigned log_n, thread_pool& pool);
+void to_odd_coset(F* data, unsigned log_n, base::thread_pool& pool);
 
 }  // namespace proofline::gpu::cpu

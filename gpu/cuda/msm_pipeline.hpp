@@ -55,9 +55,9 @@
 // 2^24 (20% fewer additions) for n*W points of memory.
 //
 // Cost: about n*W mixed additions plus 2.3*W*H full ones; c minimises that
-// (plan), with a bucket weighted as 10 mixed additions, as measured on an
-// H200 (the reduction is latency-bound at these sizes). Measured: BN254 G1
-// 2^20 in 7.5 ms, 2^24 in 73 ms with a fixed base (docs/BENCHMARKS.md).
+// (plan), with a bucket weighted as 10 mixed additions, fitted to a window
+// sweep on the GPU (the reduction is latency-bound at these sizes); the
+// sweep and the MSM times are in docs/BENCHMARKS.md.
 //
 // Counts that depend on the data (non-zero digits, partials per level) stay
 // on the device; kernels are sized by their upper bounds and read the
@@ -628,16 +628,18 @@ inline std::size_t digits_bytes(const shape& s) {
 
 /// Chunks at most.
 constexpr unsigned max_chunks = 8;
-/// Scalars from which an MSM is chunked by default: at 2^22 the scalars
-/// (128 MiB) take ~2.5 ms to upload at ~52 GB/s, worth hiding; below, the
-/// extra bucket passes would cost about as much as they hide.
+/// Scalars from which an MSM is chunked by default: from 2^22 (128 MiB of
+/// scalars) their upload is worth hiding; below, the extra bucket passes
+/// would cost about as much as they hide (docs/BENCHMARKS.md, "Constants
+/// tuned on the GPU").
 constexpr std::size_t chunked_min_n = std::size_t(1) << 22;
 /// Chunks by default from chunked_min_n on.
 constexpr unsigned chunked_default = 3;
 /// Chunk k+1 holds this many times the scalars of chunk k: its upload must
-/// hide behind chunk k's compute, and an H200 computes a G1 MSM's scalars
-/// ~6x slower than it uploads them (62 ms vs 10 ms at 2^24), G2's slower
-/// still; the first chunk, whose upload nothing hides, is 1/21 of n for 3.
+/// hide behind chunk k's compute, and the GPU computes a G1 MSM's scalars
+/// several times slower than it uploads them (docs/BENCHMARKS.md), G2's
+/// slower still; the first chunk, whose upload nothing hides, is 1/21 of n
+/// for 3.
 constexpr std::size_t chunk_growth = 4;
 
 /// Where the scalars of each chunk start: chunk k is [begin[k], begin[k+1]).

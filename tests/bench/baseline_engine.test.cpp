@@ -190,7 +190,7 @@ TEST_CASE(
   // The spans reach the shared utilization math on the run's clock.
   auto lines = timelines(r);
   REQUIRE(lines.size() == 8);
-  auto u = gpu::summarize(lines);
+  auto u = observe::summarize(lines);
   REQUIRE(u.size() == 1);
   CHECK(u[0].partitions == 8);
   CHECK(u[0].gaps_ms.size() == 7);
@@ -261,7 +261,7 @@ TEST_CASE("a GPU worker waits for the tracker lock while a finalizer trims under
   const auto& waited = with.tracker.waits[static_cast<int>(role::gpu_worker)];
   CHECK(waited.max_ms >= 20.0);
   CHECK(waited.total_ms >= 80.0);
-  auto u = gpu::summarize(timelines(with));
+  auto u = observe::summarize(timelines(with));
   REQUIRE(u.size() == 1);
   CHECK(u[0].gap_max_ms >= 20.0);
   CHECK(u[0].busy_fraction < 0.5);

@@ -65,8 +65,8 @@ std::string fixtures_dir() {
   return v ? v : PROOFLINE_FIXTURES_DIR;
 }
 
-gpu::cpu::thread_pool& pool() {
-  static gpu::cpu::thread_pool p(0);
+base::thread_pool& pool() {
+  static base::thread_pool p(0);
   return p;
 }
 

@@ -20,8 +20,8 @@ namespace mont32 = zk::ff::mont32;
 
 namespace {
 
-gpu::cpu::thread_pool& pool() {
-  static gpu::cpu::thread_pool p(2);
+base::thread_pool& pool() {
+  static base::thread_pool p(2);
   return p;
 }
 

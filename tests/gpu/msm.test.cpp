@@ -11,7 +11,7 @@
 #include "helpers.hpp"
 
 using namespace proofline;
-using gpu::cpu::thread_pool;
+using base::thread_pool;
 
 namespace {
 

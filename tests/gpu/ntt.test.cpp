@@ -13,7 +13,7 @@
 
 using namespace proofline;
 using gpu::cpu::direction;
-using gpu::cpu::thread_pool;
+using base::thread_pool;
 using zk::groth16::roots;
 
 namespace {

@@ -167,7 +167,7 @@ void check_synthesis() {
   // (x = g w^j, g^n = -1) Z = -2, so the coset values of a b - c interpolate
   // to a polynomial of degree <= n - 2 in x: its coefficient n - 1 is zero.
   // A wrong coset step or an inconsistent c breaks that.
-  gpu::cpu::thread_pool pool(2);
+  base::thread_pool pool(2);
   auto top_coefficient = [&](std::vector<fr> A, std::vector<fr> B, std::vector<fr> Cv, bool& any) {
     gpu::cpu::to_odd_coset(A.data(), info.log_domain, pool);
     gpu::cpu::to_odd_coset(B.data(), info.log_domain, pool);

@@ -29,7 +29,7 @@ double seconds(F&& f) {
 }
 
 template <class C, class G>
-void time_msm(unsigned log_n, gpu::cpu::thread_pool& pool, const char* label) {
+void time_msm(unsigned log_n, base::thread_pool& pool, const char* label) {
   using jacobian = zk::ec::jacobian<G>;
   using affine = zk::ec::affine<G>;
   const std::size_t n = std::size_t(1) << log_n;
@@ -58,7 +58,7 @@ void time_msm(unsigned log_n, gpu::cpu::thread_pool& pool, const char* label) {
 }
 
 template <class F>
-void time_ntt(unsigned log_n, gpu::cpu::thread_pool& pool, const char* label) {
+void time_ntt(unsigned log_n, base::thread_pool& pool, const char* label) {
   std::mt19937_64 rng(6);
   std::vector<F> x(std::size_t(1) << log_n);
   for (auto& v : x) v = test::random_fe<F>(rng);
@@ -79,7 +79,7 @@ TEST_CASE("cpu ntt and msm timings at 2^PROOFLINE_TEST_NPOW") {
     MESSAGE("set PROOFLINE_TEST_NPOW (e.g. 16) to time the CPU NTT and MSM");
     return;
   }
-  gpu::cpu::thread_pool pool(env_unsigned("PROOFLINE_TEST_THREADS", 0));
+  base::thread_pool pool(env_unsigned("PROOFLINE_TEST_THREADS", 0));
   time_ntt<zk::bn254::fr>(log_n, pool, "bn254");
   time_ntt<zk::bls12_381::fr>(log_n, pool, "bls12_381");
   time_msm<zk::bn254, zk::bn254::g1_group>(log_n, pool, "bn254 G1");

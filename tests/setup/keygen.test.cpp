@@ -270,7 +270,7 @@ TEST_CASE("fixed-base products equal double-and-add, carries and zero included")
     for (std::size_t i = 0; i < scalars.size(); ++i)
       scalars[i] = i % 7 == 0 ? fr::zero() : uniform<fr>(g);
     std::vector<typename C::g1_affine> out(scalars.size());
-    gpu::cpu::thread_pool pool(2);
+    base::thread_pool pool(2);
     batch_mul(t1, scalars.data(), scalars.size(), out.data(), pool);
     for (std::size_t i = 0; i < scalars.size(); i += 37) {
       CAPTURE(i);
@@ -286,7 +286,7 @@ TEST_CASE("lagrange_at equals the product formula on strided subsets") {
   using fr = zk::bn254::fr;
   rng g(3);
   const fr x = uniform<fr>(g);
-  gpu::cpu::thread_pool pool(2);
+  base::thread_pool pool(2);
   for (unsigned log_m : {1u, 3u, 6u}) {
     const uint64_t m = uint64_t(1) << log_m;
     std::vector<fr> all(m);

@@ -18,7 +18,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 #include "zk/ec/point.hpp"
 #include "zk/ff/fp.hpp"
 
@@ -124,7 +124,7 @@ class fixed_base {
 /// i < n, on the pool's threads. Scalars are field elements in Montgomery form.
 template <class G, class F>
 void batch_mul(const fixed_base<G>& table, const F* scalars, std::size_t n, ec::affine<G>* out,
-               gpu::cpu::thread_pool& pool) {
+               base::thread_pool& pool) {
   pool.for_range(n, normalize_chunk, [&](std::size_t begin, std::size_t end) {
     std::vector<ec::jacobian<G>> acc;
     std::vector<typename G::field> scratch;

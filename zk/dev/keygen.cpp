@@ -80,7 +80,7 @@ class key_writer {
   static_assert(sizeof(fr) == C::fr_bytes);
 
  public:
-  key_writer(const r1cs<C>& cs, const toxic_waste<C>& tw, gpu::cpu::thread_pool& pool,
+  key_writer(const r1cs<C>& cs, const toxic_waste<C>& tw, base::thread_pool& pool,
              const step_report& report)
       : cs_(cs),
         tw_(tw),
@@ -282,7 +282,7 @@ class key_writer {
 
   const r1cs<C>& cs_;
   const toxic_waste<C>& tw_;
-  gpu::cpu::thread_pool& pool_;
+  base::thread_pool& pool_;
   stopwatch watch_;
   unsigned log_n_;
   uint32_t n_;
@@ -298,7 +298,7 @@ class key_writer {
 
 template <class F>
 void lagrange_at(const F& x, unsigned log_m, uint64_t first, uint64_t stride, std::size_t count,
-                 F* out, gpu::cpu::thread_pool& pool) {
+                 F* out, base::thread_pool& pool) {
   using roots = groth16::roots<F>;
   const F w = roots::root(log_m);
   const uint64_t m = uint64_t(1) << log_m;
@@ -323,19 +323,19 @@ void lagrange_at(const F& x, unsigned log_m, uint64_t first, uint64_t stride, st
 
 template <class C>
 dev_key<C> write_dev_zkey(const std::string& path, const r1cs<C>& cs, const toxic_waste<C>& tw,
-                          gpu::cpu::thread_pool& pool, const step_report& report) {
+                          base::thread_pool& pool, const step_report& report) {
   return key_writer<C>(cs, tw, pool, report).write(path);
 }
 
 template dev_key<bn254> write_dev_zkey<bn254>(const std::string&, const r1cs<bn254>&,
-                                              const toxic_waste<bn254>&, gpu::cpu::thread_pool&,
+                                              const toxic_waste<bn254>&, base::thread_pool&,
                                               const step_report&);
 template dev_key<bls12_381> write_dev_zkey<bls12_381>(const std::string&, const r1cs<bls12_381>&,
                                                       const toxic_waste<bls12_381>&,
-                                                      gpu::cpu::thread_pool&, const step_report&);
+                                                      base::thread_pool&, const step_report&);
 template void lagrange_at<bn254::fr>(const bn254::fr&, unsigned, uint64_t, uint64_t, std::size_t,
-                                     bn254::fr*, gpu::cpu::thread_pool&);
+                                     bn254::fr*, base::thread_pool&);
 template void lagrange_at<bls12_381::fr>(const bls12_381::fr&, unsigned, uint64_t, uint64_t,
-                                         std::size_t, bls12_381::fr*, gpu::cpu::thread_pool&);
+                                         std::size_t, bls12_381::fr*, base::thread_pool&);
 
 }  // namespace proofline::zk::dev

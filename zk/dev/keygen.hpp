@@ -35,7 +35,7 @@
 #include <functional>
 #include <string>
 
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 #include "zk/dev/r1cs.hpp"
 #include "zk/dev/toxic_waste.hpp"
 #include "zk/formats/proof_json.hpp"
@@ -68,7 +68,7 @@ struct dev_key {
 /// I/O errors (naming the file). `report` may be empty.
 template <class C>
 dev_key<C> write_dev_zkey(const std::string& path, const r1cs<C>& cs, const toxic_waste<C>& tw,
-                          gpu::cpu::thread_pool& pool, const step_report& report = {});
+                          base::thread_pool& pool, const step_report& report = {});
 
 /// Lagrange basis polynomials of the m = 2^log_m domain at x:
 /// out[j] = L_k(x) for k = first + stride j, j < count, where
@@ -77,6 +77,6 @@ dev_key<C> write_dev_zkey(const std::string& path, const r1cs<C>& cs, const toxi
 /// std::domain_error when x lies in the domain. Exposed for tests.
 template <class F>
 void lagrange_at(const F& x, unsigned log_m, uint64_t first, uint64_t stride, std::size_t count,
-                 F* out, gpu::cpu::thread_pool& pool);
+                 F* out, base::thread_pool& pool);
 
 }  // namespace proofline::zk::dev

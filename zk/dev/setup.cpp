@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "gpu/cpu/thread_pool.hpp"
+#include "base/thread_pool.hpp"
 #include "zk/dev/gt.hpp"
 #include "zk/dev/keygen.hpp"
 #include "zk/dev/r1cs.hpp"
@@ -118,7 +118,7 @@ setup_result run_typed(const setup_options& o, const setup_log& log) {
     if (log) log(1, s);
   };
   const fs::path dir(o.out_dir);
-  gpu::cpu::thread_pool pool(o.threads);
+  base::thread_pool pool(o.threads);
   setup_result res;
 
   warn(

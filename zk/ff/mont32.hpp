@@ -30,10 +30,10 @@
 #ifndef PROOFLINE_FF_DEVICE_MUL
 /// The device's Montgomery product: 1 = carry chains (mul<ptx_chain>),
 /// 2 = 64-bit accumulators (mul_wide), 3 = paired carry chains
-/// (mul_pairs<ptx_chain>), 0 = the generic 64-bit-word code. Measured on an
-/// H200 (BN254 Fq, proofline-bench field): 0: 27.0, 1: 37.2, 2: 33.3,
-/// 3: 48.2 Gmul/s; 3 compiles to 64-bit multiply-adds with carry
-/// (IMAD.WIDE.U32.X), 1 to separate low and high multiplies.
+/// (mul_pairs<ptx_chain>), 0 = the generic 64-bit-word code. 3 is the
+/// fastest on sm_90 (docs/BENCHMARKS.md, "The device field product"): it
+/// compiles to 64-bit multiply-adds with carry (IMAD.WIDE.U32.X), 1 to
+/// separate low and high multiplies.
 #define PROOFLINE_FF_DEVICE_MUL 3
 #endif
 

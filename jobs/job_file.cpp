@@ -1,0 +1,220 @@
+#include "jobs/job_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "zk/formats/error.hpp"
+#include "zk/formats/whole_file.hpp"
+
+namespace proofline::jobs {
+
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
+
+/// Resolves `p` against `base` (unless absolute), normalized, without a
+/// trailing separator.
+std::string resolve(const std::string& base, const std::string& p) {
+  fs::path r = fs::path(p).is_absolute() ? fs::path(p) : fs::path(base) / p;
+  r = r.lexically_normal();
+  std::string s = r.string();
+  while (s.size() > 1 && s.back() == '/') s.pop_back();
+  return s.empty() ? std::string(".") : s;
+}
+
+/// Builds messages that name the file and the job.
+class complaint {
+ public:
+  complaint(const std::string& file, std::size_t index) : file_(file), index_(index) {}
+  void name(const std::string& id) { id_ = id; }
+  [[noreturn]] void fail(const std::string& what) const {
+    std::string where = file_ + ": ";
+    if (id_.empty())
+      where += "jobs[" + std::to_string(index_) + "]: ";
+    else
+      where += "job " + in_quotes(id_) + " (jobs[" + std::to_string(index_) + "]): ";
+    throw job_file_error(where + what);
+  }
+  [[noreturn]] void field(const std::string& key, const std::string& what) const {
+    fail("field " + in_quotes(key) + ": " + what);
+  }
+
+ private:
+  std::string file_;
+  std::size_t index_;
+  std::string id_;
+};
+
+std::string type_of(const json& v) {
+  if (v.is_string()) return "a string";
+  if (v.is_array()) return "an array";
+  if (v.is_object()) return "an object";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_number()) return "a number";
+  return "null";
+}
+
+std::string nonempty_string(const json& job, const char* key, const complaint& c) {
+  if (!job.contains(key)) c.fail("missing field " + in_quotes(key));
+  const auto& v = job.at(key);
+  if (!v.is_string()) c.field(key, "expected a non-empty string, got " + type_of(v));
+  auto s = v.get<std::string>();
+  if (s.empty()) c.field(key, "expected a non-empty string, got \"\"");
+  if (s.find('\0') != std::string::npos)
+    c.field(key, "contains a NUL character (\\u0000), which no path or id may hold");
+  return s;
+}
+
+job_spec parse_job(const json& job, std::size_t index, const std::string& name,
+                   const std::string& base_dir, const std::string& out_root) {
+  complaint c(name, index);
+  if (!job.is_object()) c.fail("expected a job object, got " + type_of(job));
+  job_spec spec;
+  spec.id = nonempty_string(job, "id", c);
+  c.name(spec.id);
+
+  static const char* const known[] = {"id", "zkey", "out", "witness", "witnesses", "priority"};
+  for (const auto& [key, value] : job.items()) {
+    bool ok = false;
+    for (const char* k : known) ok |= key == k;
+    if (!ok)
+      c.fail("unknown field " + in_quotes(key) +
+             " (a job has id, zkey, out, witness or witnesses, priority)");
+  }
+
+  spec.zkey = resolve(base_dir, nonempty_string(job, "zkey", c));
+  spec.out = resolve(out_root, nonempty_string(job, "out", c));
+
+  bool has_one = job.contains("witness"), has_many = job.contains("witnesses");
+  if (has_one && has_many)
+    c.fail("fields \"witness\" and \"witnesses\" are both given; give exactly one");
+  if (!has_one && !has_many)
+    c.fail("missing field \"witness\" or \"witnesses\" (give exactly one)");
+  if (has_one) {
+    spec.single = true;
+    spec.witnesses.push_back(resolve(base_dir, nonempty_string(job, "witness", c)));
+  } else {
+    spec.single = false;
+    const auto& list = job.at("witnesses");
+    const std::string want = "expected a non-empty array of non-empty strings";
+    if (!list.is_array()) c.field("witnesses", want + ", got " + type_of(list));
+    if (list.empty()) c.field("witnesses", want + ", got []");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const auto& w = list[i];
+      if (!w.is_string() || w.get<std::string>().empty())
+        c.field("witnesses", want + "; element " + std::to_string(i) + " is " +
+                                 (w.is_string() ? std::string("\"\"") : type_of(w)));
+      if (w.get<std::string>().find('\0') != std::string::npos)
+        c.field("witnesses", "element " + std::to_string(i) +
+                                 " contains a NUL character (\\u0000), which no path may hold");
+      spec.witnesses.push_back(resolve(base_dir, w.get<std::string>()));
+    }
+  }
+
+  if (job.contains("priority")) {
+    const auto& p = job.at("priority");
+    const std::string want = "expected one of low, normal, high, critical";
+    if (!p.is_string()) c.field("priority", want + ", got " + type_of(p));
+    auto parsed = parse_priority(p.get<std::string>());
+    if (!parsed) c.field("priority", want + ", got " + in_quotes(p.get<std::string>()));
+    spec.prio = *parsed;
+  }
+  return spec;
+}
+
+}  // namespace
+
+std::vector<job_spec> parse_job_file(std::string_view text, const std::string& name,
+                                     const std::string& base_dir, const std::string& out_root,
+                                     std::size_t max_partitions) {
+  json doc;
+  // The last object key the parser passed, so that a value it cannot
+  // represent (1e999999) is reported with its field.
+  std::string last_key;
+  auto track = [&](int, json::parse_event_t event, json& value) {
+    if (event == json::parse_event_t::key) last_key = value.get<std::string>();
+    return true;
+  };
+  try {
+    doc = json::parse(text.begin(), text.end(), track);
+  } catch (const json::exception& e) {
+    // nlohmann's what() starts with "[json.exception.parse_error.101] "; keep the rest.
+    std::string what = e.what();
+    auto cut = what.find("] ");
+    if (cut != std::string::npos) what = what.substr(cut + 2);
+    bool out_of_range = dynamic_cast<const json::out_of_range*>(&e) != nullptr;
+    if (out_of_range && !last_key.empty())
+      throw job_file_error(name + ": field " + in_quotes(last_key) + ": " + what);
+    throw job_file_error(name + ": invalid JSON: " + what);
+  }
+  if (!doc.is_object())
+    throw job_file_error(name + ": expected an object {\"jobs\": [...]}, got " + type_of(doc));
+  for (const auto& [key, value] : doc.items())
+    if (key != "jobs")
+      throw job_file_error(name + ": unknown field " + in_quotes(key) +
+                           " (the top level has only \"jobs\")");
+  if (!doc.contains("jobs")) throw job_file_error(name + ": missing field \"jobs\"");
+  const auto& jobs = doc.at("jobs");
+  if (!jobs.is_array())
+    throw job_file_error(name + ": field \"jobs\": expected an array of jobs, got " +
+                         type_of(jobs));
+  if (jobs.empty()) throw job_file_error(name + ": field \"jobs\": the list is empty");
+
+  // Counted on the parsed document before any job is built.
+  std::size_t partitions = 0;
+  for (const auto& job : jobs)
+    if (job.is_object()) {
+      if (auto it = job.find("witnesses"); it != job.end() && it->is_array())
+        partitions += it->size();
+      else
+        partitions += 1;
+    }
+  if (partitions > max_partitions)
+    throw job_file_error(name + ": names " + std::to_string(partitions) +
+                         " partitions, more than the limit of " + std::to_string(max_partitions) +
+                         " (split the file, or raise the limit: run --max-partitions)");
+
+  std::vector<job_spec> specs;
+  std::map<std::string, std::size_t> ids, outs;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    auto spec = parse_job(jobs[i], i, name, base_dir, out_root);
+    complaint c(name, i);
+    c.name(spec.id);
+    if (auto it = ids.find(spec.id); it != ids.end())
+      c.field("id", "duplicate id, also used by jobs[" + std::to_string(it->second) + "]");
+    if (auto it = outs.find(spec.out); it != outs.end())
+      c.field("out", in_quotes(spec.out) + " is also the out directory of job " +
+                         in_quotes(specs[it->second].id) + " (jobs[" + std::to_string(it->second) +
+                         "])");
+    ids.emplace(spec.id, i);
+    outs.emplace(spec.out, i);
+    specs.push_back(std::move(spec));
+  }
+  return specs;
+}
+
+std::vector<job_spec> read_job_file(const std::string& path,
+                                    const std::optional<std::string>& out_root,
+                                    std::size_t max_partitions) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) throw job_file_error(path + ": is a directory, not a job file");
+  std::string text;
+  try {
+    text = zk::formats::read_whole_file(path, max_job_file_bytes);
+  } catch (const zk::formats::format_error& e) {
+    throw job_file_error(e.what());
+  }
+  std::string base = fs::path(path).parent_path().string();
+  return parse_job_file(text, path, base, out_root ? *out_root : base, max_partitions);
+}
+
+}  // namespace proofline::jobs

@@ -1,0 +1,75 @@
+// The live progress line `proofline run` shows on a terminal:
+//
+//   12/32 partitions  GPU busy 97.3%  queue: 2 ready, 1 waiting for memory  ETA 3.2 s
+//
+// rewritten in place on stderr a few times a second, erased when the run
+// ends. Only on a TTY, never with --quiet or --json: scripts read the summary,
+// the report or the JSON instead.
+//
+//   progress_state    what the line shows
+//   progress_line     the text (pure, tested)
+//   eta_ms            remaining time at the rate so far
+//   progress_display  rewrites the line on a terminal stream; a no-op elsewhere
+//   progress_aware_sink   a log sink that erases the line before each log line
+#pragma once
+
+#include <spdlog/sinks/sink.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace proofline::observe {
+
+/// What the progress line shows.
+struct progress_state {
+  uint64_t done = 0;    ///< partitions proved and written
+  uint64_t failed = 0;  ///< partitions failed (or cancelled)
+  uint64_t total = 0;   ///< partitions submitted
+  double elapsed_ms = 0;
+  std::optional<double> busy_fraction;  ///< GPU busy so far (device spans); none before any
+  uint64_t ready = 0;                   ///< partitions ready, waiting for a GPU worker
+  uint64_t waiting_memory = 0;          ///< partitions waiting for memory
+};
+
+/// Remaining time if partitions keep finishing at the rate so far; nullopt
+/// before the first one finishes.
+std::optional<double> eta_ms(const progress_state& s);
+
+/// The line, without a newline.
+std::string progress_line(const progress_state& s);
+
+/// Rewrites the progress line on `stream` when `enabled` and the stream is
+/// a terminal; otherwise every call does nothing. Thread-safe: the observer
+/// draws it while log lines (progress_aware_sink) erase it.
+class progress_display {
+ public:
+  progress_display(std::FILE* stream, bool enabled);
+  ~progress_display();
+  progress_display(const progress_display&) = delete;
+  progress_display& operator=(const progress_display&) = delete;
+
+  bool active() const { return active_; }
+  /// Replaces the line (cut to the terminal's width so it never wraps).
+  void update(const progress_state& s);
+  /// Erases the line; update() draws it again.
+  void clear();
+
+ private:
+  void erase();  // with mutex_ held
+
+  std::FILE* stream_;
+  bool active_;
+  std::mutex mutex_;  // guards shown_ and the stream's line
+  bool shown_ = false;
+};
+
+/// A log sink that erases the progress line before each log line, so the
+/// two never mix on one terminal line; the next update draws it again.
+std::shared_ptr<spdlog::sinks::sink> progress_aware_sink(std::shared_ptr<spdlog::sinks::sink> inner,
+                                                         std::shared_ptr<progress_display> display);
+
+}  // namespace proofline::observe

@@ -1,0 +1,163 @@
+// The run report: what a run did and how busy it kept the GPU, for the
+// summary table, `--report FILE` and `--json`.
+//
+//   run_record          everything a run leaves behind (job reports, backends,
+//                       memory statistics, queue and NVML samples, purges)
+//   partition_record    one partition flattened from a job_report, with the
+//                       stage lanes it ran on
+//   run_report          the figures computed from a record (build_report)
+//   report_json         the report as JSON text (docs/OBSERVABILITY.md)
+//   nvml_busy_fraction  NVML's mean utilization of a device over a window
+//
+// Busy time and hand-off gaps come from observe/utilization.hpp, the one
+// definition the baseline benchmark uses too: the union of a device's spans
+// over the time from its first span's start to its last span's end. On the
+// CPU backend the "GPU" entries describe the backend's own spans (device 0).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/nvml.hpp"
+#include "observe/utilization.hpp"
+#include "messages/catalogue.hpp"
+
+namespace proofline::observe {
+
+/// Queue depths and memory at one moment of the run.
+struct queue_sample {
+  double t_ms = 0;     ///< ms since the run started
+  uint64_t ready = 0;  ///< synthesized partitions waiting at the scheduler for a GPU worker
+  uint64_t waiting_memory = 0;  ///< partitions queued at the memory manager for their budget
+  uint64_t reserved = 0;        ///< bytes reserved in the memory ledger
+  uint64_t rss = 0;             ///< resident set size of the process, bytes
+};
+
+/// One arena purge the memory manager ran, on the run's clock.
+struct purge_record {
+  double start_ms = 0;
+  double end_ms = 0;
+  int arena = -1;
+  uint64_t bytes = 0;  ///< dirty bytes returned to the kernel
+  std::string thread;  ///< the thread it ran on ("pl.memory")
+};
+
+/// A prover backend of the run; its position is the `gpu` of partition_spans.
+struct backend_record {
+  std::string kind;         ///< "cpu" or "cuda"
+  std::string description;  ///< backend::describe()
+  int cuda_device = -1;     ///< the CUDA device ordinal it drives; -1 on the CPU
+  unsigned lanes = 1;       ///< GPU-worker lanes on it
+};
+
+/// Everything a run leaves behind for its reports.
+struct run_record {
+  double wall_ms = 0;  ///< run start to the last job's completion
+  std::vector<job_report> jobs;
+  std::vector<backend_record> backends;
+  unsigned synthesizers = 0;  ///< configured pool sizes
+  unsigned finalizers = 0;
+  std::optional<memory_stats> memory;  ///< the memory manager's statistics at the end
+  std::vector<queue_sample> queues;    ///< in time order
+  std::vector<purge_record> purges;    ///< in time order
+  // NVML cross-check
+  bool nvml_available = false;
+  std::string nvml_why;  ///< why there are no NVML samples
+  double nvml_period_ms = 100;
+  std::vector<gpu::nvml_device> nvml_devices;
+  std::vector<gpu::nvml_sample> nvml_samples;  ///< t_ms on the run's clock
+};
+
+/// One partition of a record, flattened.
+struct partition_record {
+  std::string job;
+  uint32_t index = 0;
+  partition_state state = partition_state::queued;
+  partition_spans spans;
+  int synthesizer = -1;  ///< lane among the synthesizers that ran partitions (by actor id)
+  int finalizer = -1;    ///< lane among the finalizers
+};
+
+/// Every partition of `rec`, in job order then index; synthesizer and
+/// finalizer lanes numbered 0.. in ascending actor id (spawn order).
+std::vector<partition_record> partitions_of(const run_record& rec);
+
+/// The device timelines of `rec`'s partitions that reached a backend.
+std::vector<partition_timeline> timelines_of(const run_record& rec);
+
+/// One GPU (or the CPU backend) in the report.
+struct gpu_report {
+  int device = 0;        ///< backend index
+  int cuda_device = -1;  ///< CUDA ordinal; -1 for the CPU backend
+  std::string name;      ///< NVML's name when known, else the backend's description
+  std::string kind;      ///< "cuda" or "cpu"
+  device_utilization util;
+  std::optional<double> nvml_busy_fraction;  ///< mean NVML utilization over util's window
+  uint64_t nvml_samples = 0;                 ///< samples that mean is over
+};
+
+/// Time a stage took per partition: nearest-rank percentiles, ms.
+struct stage_times {
+  uint64_t count = 0;
+  double p50_ms = 0, p99_ms = 0, max_ms = 0, total_ms = 0;
+};
+
+/// The figures of a run.
+struct run_report {
+  uint64_t jobs = 0, jobs_done = 0, jobs_failed = 0, jobs_cancelled = 0;
+  uint64_t partitions = 0;  ///< in all jobs
+  uint64_t proofs = 0;      ///< partitions done
+  uint64_t failed = 0;      ///< partitions failed
+  double wall_ms = 0;
+  double proofs_per_s = 0;
+  std::string backend;  ///< "cuda" or "cpu" (the first backend's kind)
+  std::vector<gpu_report> gpus;
+  stage_times synthesize, prove, finalize;
+  std::optional<memory_stats> memory;
+  bool nvml_available = false;
+  std::string nvml_why;
+  std::vector<queue_sample> queues;  ///< at most max_report_queue_points
+};
+
+/// Queue samples kept in a report: at 10 Hz, 200 s of run; longer runs are
+/// thinned to this many points (each the deepest of its stretch).
+inline constexpr size_t max_report_queue_points = 2000;
+
+/// Computes the report of a run. O(S log S) in the device spans.
+run_report build_report(const run_record& rec);
+
+/// The report as JSON text (pretty-printed with `indent` spaces; -1 compact).
+/// Keys: proofs, failed, partitions, jobs{...}, wall_s, proofs_per_s, backend,
+/// gpus[{device, cuda_device, name, kind, partitions, gpu_busy_fraction,
+/// busy_ms, window_ms, nvml_busy_fraction, nvml_samples, handoff_gap_ms{p50,
+/// p99, max, count}}], stages{synthesize, prove, finalize}, nvml{available,
+/// reason}, memory{budget_bytes, peak_reserved_bytes, peak_rss_bytes, ...},
+/// purge{count, requests, total_ms, max_ms, bytes, threads}, queues[{t_s,
+/// ready_partitions, waiting_for_memory, reserved_bytes, rss_bytes}].
+std::string report_json(const run_report& r, int indent = 2);
+
+/// NVML's utilization.gpu is the share of the driver's last sample period
+/// with a kernel running, and the value read is held until the next period
+/// ends: on the H200 each value stays for two 10 Hz reads (a period of
+/// ~1/6-1/5 s), so a read reflects up to two periods, ~0.4 s, before it. A
+/// read taken less than that after the window opens still counts time from
+/// before it. (Other products use periods of up to 1 s.)
+inline constexpr double nvml_lookback_ms = 400;
+
+/// Mean NVML utilization.gpu (as a fraction) of NVML device `nvml_index`
+/// over the samples taken in [from_ms + lookback_ms, to_ms], whose periods
+/// lie inside the window; when none does (a window shorter than the
+/// lookback), over those in [from_ms, to_ms]; nullopt when there are none.
+/// `count` receives the number of samples used.
+std::optional<double> nvml_busy_fraction(const std::vector<gpu::nvml_sample>& samples,
+                                         unsigned nvml_index, double from_ms, double to_ms,
+                                         uint64_t* count = nullptr, double lookback_ms = 0);
+
+/// At most `max_points` samples: `samples` itself when short enough, else one
+/// per stretch of consecutive samples, with the largest depths of the stretch.
+std::vector<queue_sample> thin_queue_samples(const std::vector<queue_sample>& samples,
+                                             size_t max_points);
+
+}  // namespace proofline::observe

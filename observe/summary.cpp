@@ -1,0 +1,81 @@
+#include "observe/summary.hpp"
+#include "base/text.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+#include <string>
+
+namespace proofline::observe {
+
+using base::fixed;
+
+namespace {
+
+}  // namespace
+
+void print_summary(std::ostream& out, const std::vector<job_report>& reports, double wall_ms) {
+  const std::vector<std::string> head{"job", "status", "partitions", "time", "output", "error"};
+  std::vector<std::vector<std::string>> rows;
+  std::size_t proofs = 0, done = 0, failed = 0;
+  for (const auto& r : reports) {
+    std::size_t ok = 0;
+    for (const auto& p : r.partitions) ok += p.state == partition_state::done;
+    proofs += ok;
+    (r.state == job_state::done ? done : failed) += 1;
+    double secs = r.total.recorded() && r.total.end >= r.total.start
+                      ? (r.total.end - r.total.start) / 1000.0
+                      : 0.0;
+    rows.push_back({r.id, to_string(r.state),
+                    std::to_string(ok) + "/" + std::to_string(r.partitions.size()),
+                    fixed(secs, 3) + " s", r.out, r.has_error ? r.error.message : ""});
+  }
+
+  std::vector<std::size_t> width(head.size());
+  for (std::size_t c = 0; c < head.size(); ++c) {
+    width[c] = head[c].size();
+    for (const auto& row : rows) width[c] = std::max(width[c], row[c].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string s;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      s += cells[c];
+      if (c + 1 < cells.size()) s += std::string(width[c] - cells[c].size() + 2, ' ');
+    }
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    out << s << '\n';
+  };
+  line(head);
+  for (const auto& row : rows) line(row);
+
+  double secs = wall_ms / 1000.0;
+  out << '\n'
+      << reports.size() << (reports.size() == 1 ? " job" : " jobs") << ": " << done << " done, "
+      << failed << " failed; " << proofs << (proofs == 1 ? " proof" : " proofs") << " in "
+      << fixed(secs, 3) << " s wall time ("
+      << fixed(secs > 0 ? static_cast<double>(proofs) / secs : 0.0, 2) << " proofs/s)\n";
+}
+
+void print_gpu_figures(std::ostream& out, const run_report& r) {
+  for (const auto& g : r.gpus) {
+    const auto& u = g.util;
+    // "GPU 0 (NVIDIA H200)"; the CPU backend's description names it already.
+    std::string who = "GPU " + std::to_string(g.device);
+    if (g.kind == "cpu")
+      who = g.name.empty() ? "CPU backend" : g.name;
+    else if (!g.name.empty())
+      who += " (" + g.name + ")";
+    out << who << ": busy " << fixed(u.busy_fraction * 100.0, 1) << "% of "
+        << fixed(u.wall_ms / 1000.0, 3) << " s";
+    if (g.nvml_busy_fraction)
+      out << " (NVML " << fixed(*g.nvml_busy_fraction * 100.0, 1) << "% over " << g.nvml_samples
+          << " samples)";
+    out << ", " << u.partitions << (u.partitions == 1 ? " partition" : " partitions")
+        << "; hand-off gap p50 " << fixed(u.gap_p50_ms, 3) << " ms, p99 "
+        << fixed(u.gap_p99_ms, 3) << " ms, max " << fixed(u.gap_max_ms, 3) << " ms ("
+        << u.gaps_ms.size() << (u.gaps_ms.size() == 1 ? " gap" : " gaps") << ")\n";
+  }
+  if (r.backend == "cuda" && !r.nvml_available) out << "NVML: no samples (" << r.nvml_why << ")\n";
+}
+
+}  // namespace proofline::observe

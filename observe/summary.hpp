@@ -1,0 +1,23 @@
+// The end-of-run summary `proofline run` prints on stdout: one row per job
+// (job, status, partitions done/total, time, output directory, error), the
+// totals (proofs, wall time, proofs/s) and each GPU's busy fraction and
+// hand-off gaps (the memory line comes from memory_summary_line).
+#pragma once
+
+#include <iosfwd>
+#include <vector>
+
+#include "observe/report.hpp"
+#include "messages/catalogue.hpp"
+
+namespace proofline::observe {
+
+/// Writes the table and totals; `wall_ms` is the run's wall time.
+void print_summary(std::ostream& out, const std::vector<job_report>& reports, double wall_ms);
+
+/// One line per GPU (or the CPU backend, whose spans stand for it): busy
+/// fraction over its span window, NVML's figure beside it when sampled, and
+/// the hand-off gaps p50/p99/max; then why NVML has no samples on a CUDA run.
+void print_gpu_figures(std::ostream& out, const run_report& r);
+
+}  // namespace proofline::observe

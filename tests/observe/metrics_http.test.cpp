@@ -1,0 +1,174 @@
+// app/metrics_http: endpoint parsing, the Prometheus text, and the HTTP
+// server answering a real socket on loopback.
+#include "observe/metrics_http.hpp"
+
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+
+using namespace proofline;
+using namespace proofline::observe;
+
+namespace {
+
+/// Sends `request` to 127.0.0.1:port and returns everything the server says.
+std::string http(uint16_t port, const std::string& request) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  REQUIRE(::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
+  std::string reply;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;) reply.append(buf, n);
+  ::close(fd);
+  return reply;
+}
+
+std::string get(uint16_t port, const std::string& path) {
+  return http(port, "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n");
+}
+
+}  // namespace
+
+TEST_CASE("metrics endpoints parse with loopback as the default host") {
+  std::string why;
+  auto a = parse_metrics_endpoint("9100", &why);
+  REQUIRE(a);
+  CHECK(a->host == "127.0.0.1");
+  CHECK(a->port == 9100);
+  CHECK(parse_metrics_endpoint(":9100", &why)->host == "127.0.0.1");
+  CHECK(parse_metrics_endpoint("localhost:80", &why)->host == "127.0.0.1");
+  CHECK(parse_metrics_endpoint("0.0.0.0:9100", &why)->host == "0.0.0.0");
+  auto v6 = parse_metrics_endpoint("[::1]:9200", &why);
+  REQUIRE(v6);
+  CHECK(v6->host == "::1");
+  CHECK(v6->port == 9200);
+
+  CHECK_FALSE(parse_metrics_endpoint("127.0.0.1:70000", &why));
+  CHECK(why.find("70000") != std::string::npos);
+  CHECK_FALSE(parse_metrics_endpoint("metrics.example.com:9100", &why));
+  CHECK(why.find("metrics.example.com") != std::string::npos);
+  CHECK_FALSE(parse_metrics_endpoint("::1:9100", &why));
+  CHECK(why.find("brackets") != std::string::npos);
+}
+
+TEST_CASE("loopback is 127.0.0.0/8 and ::1, nothing else") {
+  CHECK(is_loopback_address("127.0.0.1"));
+  CHECK(is_loopback_address("127.3.2.1"));
+  CHECK(is_loopback_address("::1"));
+  CHECK_FALSE(is_loopback_address("0.0.0.0"));
+  CHECK_FALSE(is_loopback_address("10.0.0.1"));
+  CHECK_FALSE(is_loopback_address("::"));
+}
+
+TEST_CASE("the exposition has HELP, TYPE and cumulative histogram buckets") {
+  metrics_snapshot m;
+  m.partitions_done = 30;
+  m.partitions_failed = 2;
+  m.jobs = {{"done", 7}, {"proving", 1}};
+  m.proof_duration.add(0.03);  // bucket 0.05
+  m.proof_duration.add(0.7);   // bucket 1
+  m.proof_duration.add(0.9);   // bucket 1
+  m.proof_duration.add(900);   // +Inf only
+  m.ready = 3;
+  m.waiting_memory = 5;
+  m.gpus.push_back({0, "NVIDIA \"H200\"", 9.9, 10.0, 32, 0.99});
+  memory_stats s;
+  s.budget = 1000;
+  s.reserved = 600;
+  s.rss = 700;
+  s.purges_run = 4;
+  s.purge_ms_total = 250;
+  m.memory = s;
+  std::string t = prometheus_text(m);
+  auto has = [&](const std::string& line) {
+    INFO(line);
+    CHECK(t.find(line + "\n") != std::string::npos);
+  };
+  has("# TYPE proofline_partitions_total counter");
+  has("proofline_partitions_total{status=\"done\"} 30");
+  has("proofline_partitions_total{status=\"failed\"} 2");
+  has("proofline_jobs{state=\"proving\"} 1");
+  has("# TYPE proofline_proof_duration_seconds histogram");
+  has("proofline_proof_duration_seconds_bucket{le=\"0.05\"} 1");
+  has("proofline_proof_duration_seconds_bucket{le=\"0.5\"} 1");
+  has("proofline_proof_duration_seconds_bucket{le=\"1\"} 3");
+  has("proofline_proof_duration_seconds_bucket{le=\"300\"} 3");
+  has("proofline_proof_duration_seconds_bucket{le=\"+Inf\"} 4");
+  has("proofline_proof_duration_seconds_count 4");
+  has("proofline_proof_duration_seconds_sum 901.63");
+  has("proofline_queue_partitions{queue=\"ready\"} 3");
+  has("proofline_queue_partitions{queue=\"memory\"} 5");
+  has("proofline_gpu_busy_seconds_total{device=\"0\",name=\"NVIDIA \\\"H200\\\"\"} 9.9");
+  has("proofline_gpu_busy_ratio{device=\"0\",name=\"NVIDIA \\\"H200\\\"\"} 0.99");
+  has("proofline_gpu_nvml_utilization_ratio{device=\"0\",name=\"NVIDIA \\\"H200\\\"\"} 0.99");
+  has("proofline_memory_reserved_bytes 600");
+  has("proofline_memory_resident_bytes 700");
+  has("proofline_purges_total 4");
+  has("proofline_purge_seconds_total 0.25");
+}
+
+TEST_CASE("the server answers /metrics with the provider's text and other paths with errors") {
+  std::atomic<int> calls{0};
+  std::atomic<bool> available{true};
+  metrics_server server({"127.0.0.1", 0}, [&]() -> std::optional<std::string> {
+    ++calls;
+    if (!available) return std::nullopt;
+    return std::string("proofline_up 1\n");
+  });
+  REQUIRE(server.port() != 0);
+  CHECK(server.url() == "http://127.0.0.1:" + std::to_string(server.port()) + "/metrics");
+
+  std::string r = get(server.port(), "/metrics");
+  CHECK(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(r.find("Content-Type: text/plain; version=0.0.4") != std::string::npos);
+  CHECK(r.find("Content-Length: 15\r\n") != std::string::npos);
+  CHECK(r.substr(r.size() - 15) == "proofline_up 1\n");
+  CHECK(calls == 1);
+
+  CHECK(get(server.port(), "/nope").rfind("HTTP/1.1 404", 0) == 0);
+  CHECK(http(server.port(), "POST /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 405", 0) == 0);
+  available = false;
+  CHECK(get(server.port(), "/metrics?x=1").rfind("HTTP/1.1 503", 0) == 0);
+  CHECK(calls == 2);  // only /metrics asks the provider
+  CHECK(server.scrapes() == 1);
+}
+
+TEST_CASE("a port in use is an error naming the address") {
+  metrics_server first({"127.0.0.1", 0}, [] { return std::optional<std::string>("x\n"); });
+  std::string what;
+  try {
+    metrics_server second({"127.0.0.1", first.port()},
+                          [] { return std::optional<std::string>("y\n"); });
+  } catch (const std::runtime_error& e) {
+    what = e.what();
+  }
+  CHECK(what == "metrics 127.0.0.1:" + std::to_string(first.port()) + ": Address already in use");
+}
+
+TEST_CASE("a client that never finishes its request is dropped and the next one is served") {
+  metrics_server server({"127.0.0.1", 0}, [] { return std::optional<std::string>("ok 1\n"); });
+  int silent = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(silent >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(server.port());
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(silent, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  std::string partial = "GET /metrics HTTP/1.1\r\n";  // no blank line: the head never ends
+  REQUIRE(::send(silent, partial.data(), partial.size(), 0) > 0);
+  // Served once the silent client's 2 s run out.
+  std::string r = get(server.port(), "/metrics");
+  CHECK(r.rfind("HTTP/1.1 200 OK", 0) == 0);
+  char buf[64];
+  CHECK(::recv(silent, buf, sizeof(buf), 0) == 0);  // dropped without an answer
+  ::close(silent);
+}

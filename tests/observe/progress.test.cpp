@@ -1,0 +1,59 @@
+// app/progress: the live line's text and its time estimate.
+#include "observe/progress.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+
+using namespace proofline::observe;
+
+TEST_CASE("the progress line shows partitions, GPU busy, queues and the ETA") {
+  progress_state s;
+  s.done = 8;
+  s.total = 32;
+  s.elapsed_ms = 2000;
+  s.busy_fraction = 0.973;
+  s.ready = 2;
+  s.waiting_memory = 1;
+  // 8 partitions in 2 s: 24 more take 6 s.
+  CHECK(progress_line(s) ==
+        "8/32 partitions  GPU busy 97.3%  queue: 2 ready, 1 waiting for memory  ETA 6.0 s");
+}
+
+TEST_CASE("before anything finishes the line has no busy figure and no ETA") {
+  progress_state s;
+  s.total = 4;
+  s.elapsed_ms = 300;
+  CHECK(progress_line(s) ==
+        "0/4 partitions  GPU busy -  queue: 0 ready, 0 waiting for memory  ETA -");
+  CHECK_FALSE(eta_ms(s).has_value());
+}
+
+TEST_CASE("failed partitions count as finished for the ETA and show in the line") {
+  progress_state s;
+  s.done = 3;
+  s.failed = 1;
+  s.total = 8;
+  s.elapsed_ms = 400;
+  CHECK(eta_ms(s).value() == doctest::Approx(400.0));
+  CHECK(progress_line(s).rfind("3/8 partitions (1 failed)", 0) == 0);
+  s.elapsed_ms = 4.0 * 60'000;  // 4 minutes for 4: 4 more minutes
+  CHECK(progress_line(s).find("ETA 4 min 00 s") != std::string::npos);
+  s.done = 7;
+  CHECK(eta_ms(s).value() == 0.0);
+}
+
+TEST_CASE("the display draws nothing when its stream is not a terminal") {
+  std::FILE* f = std::tmpfile();
+  REQUIRE(f);
+  {
+    progress_display d(f, true);
+    CHECK_FALSE(d.active());
+    progress_state s;
+    s.total = 1;
+    d.update(s);
+    d.clear();
+  }
+  CHECK(std::ftell(f) == 0);
+  std::fclose(f);
+}
