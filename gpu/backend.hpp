@@ -76,6 +76,18 @@ struct prove_hooks {
   std::vector<span>* spans = nullptr;
 };
 
+/// What making one key ready on a device cost (backend::prepare_measured).
+/// Fields a backend does not measure stay 0.
+struct key_prep_stats {
+  double to_device_ms = 0;    ///< the key's points copied to device memory
+  double tables_ms = 0;       ///< window tables (precomputed multiples) and NTT tables built
+  uint64_t tables_bytes = 0;  ///< device bytes of those tables
+  uint64_t device_bytes = 0;  ///< device bytes the key holds in all (points and tables)
+  /// The preparation's device work ("key_upload", "key_tables"), in order,
+  /// microseconds on the steady clock like prove()'s spans.
+  std::vector<span> spans;
+};
+
 /// A failure inside the backend, with context ("cudaMalloc(...) at msm.cu:120:
 /// out of memory"). The GPU worker turns it into an error value for the job.
 class backend_error : public std::runtime_error {
@@ -131,6 +143,12 @@ class backend {
   /// ~1.2 s for a 2^20 key on the H200), so that work overlaps synthesis
   /// instead of delaying the first proof. Blocking; throws backend_error.
   virtual void prepare(const zk::groth16::key_ptr& key) {}
+  /// prepare() and what it cost; the default measures nothing (the CPU
+  /// backend has nothing to prepare). Blocking; throws backend_error.
+  virtual key_prep_stats prepare_measured(const zk::groth16::key_ptr& key) {
+    prepare(key);
+    return {};
+  }
   /// Forgets per-key state (device-resident points); keys are otherwise
   /// cached by address until evicted.
   virtual void evict(const zk::groth16::proving_key_base* key) {}
