@@ -172,6 +172,7 @@ startup_report startup_of(const run_record& rec) {
   }
   if (rec.memory) {
     s.pool_bytes = rec.memory->pool;
+    s.pool_pinned = rec.memory->pool_pinned;
     s.pool_pin_ms = rec.memory->pool_pin_ms;
   }
   return s;
@@ -299,7 +300,10 @@ std::string report_json(const run_report& r, int indent) {
   j["startup"] = {{"first_gpu_work_ms", maybe(r.startup.first_gpu_work_ms)},
                   {"first_proof_ms", maybe(r.startup.first_proof_ms)},
                   {"keys", std::move(keys)},
-                  {"pool", {{"bytes", r.startup.pool_bytes}, {"pin_ms", r.startup.pool_pin_ms}}}};
+                  {"pool",
+                   {{"bytes", r.startup.pool_bytes},
+                    {"pinned", r.startup.pool_pinned},
+                    {"pin_ms", r.startup.pool_pin_ms}}}};
   j["stages"] = {{"synthesize", stage_json(r.synthesize)},
                  {"prove", stage_json(r.prove)},
                  {"finalize", stage_json(r.finalize)}};

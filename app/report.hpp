@@ -123,6 +123,7 @@ struct startup_report {
   std::optional<double> first_proof_ms;     ///< earliest proof written
   std::vector<key_startup_report> keys;
   uint64_t pool_bytes = 0;
+  bool pool_pinned = false;
   double pool_pin_ms = 0;
 };
 
@@ -169,7 +170,7 @@ run_report build_report(const run_record& rec);
 /// busy_ms, window_ms, nvml_busy_fraction, nvml_samples, handoff_gap_ms{p50,
 /// p99, max, count}, gpu_busy_fraction_with_keys}], startup{first_gpu_work_ms,
 /// first_proof_ms, keys[{path, bytes, read_ms, prepare_ms, to_device_ms,
-/// tables_ms, tables_bytes, device_bytes}], pool{bytes, pin_ms}},
+/// tables_ms, tables_bytes, device_bytes}], pool{bytes, pinned, pin_ms}},
 /// stages{synthesize, prove, finalize}, nvml{available,
 /// reason}, memory{budget_bytes, peak_reserved_bytes, peak_rss_bytes, ...},
 /// purge{count, requests, total_ms, max_ms, bytes, threads}, queues[{t_s,

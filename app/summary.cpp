@@ -87,9 +87,13 @@ void print_startup(std::ostream& out, const startup_report& s) {
       out << " (to device " << fixed(k.to_device_ms, 1) << " ms, tables " << fixed(k.tables_ms, 1)
           << " ms)";
   }
-  if (s.pool_bytes)
-    out << "; pool " << fixed(static_cast<double>(s.pool_bytes) / (1 << 20), 0) << " MiB pinned in "
-        << fixed(s.pool_pin_ms, 1) << " ms";
+  if (s.pool_bytes) {
+    out << "; pool " << fixed(static_cast<double>(s.pool_bytes) / (1 << 20), 0) << " MiB";
+    if (s.pool_pinned)
+      out << " pinned in " << fixed(s.pool_pin_ms, 1) << " ms";
+    else
+      out << " not pinned";
+  }
   out << "\n";
 }
 

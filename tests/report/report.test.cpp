@@ -253,6 +253,7 @@ TEST_CASE("start-up: first GPU work and first proof, each key's costs, and busy 
   rec.keys.push_back(k);
   memory_stats m;
   m.pool = 64 << 20;
+  m.pool_pinned = true;
   m.pool_pin_ms = 7.5;
   rec.memory = m;
 
@@ -279,6 +280,7 @@ TEST_CASE("start-up: first GPU work and first proof, each key's costs, and busy 
   CHECK(s["keys"][0]["tables_bytes"] == (5 << 20));
   CHECK(s["keys"][0]["device_bytes"] == (6 << 20));
   CHECK(s["pool"]["bytes"] == (64 << 20));
+  CHECK(s["pool"]["pinned"] == true);
   CHECK(s["pool"]["pin_ms"].get<double>() == doctest::Approx(7.5));
   CHECK(j["gpus"][0]["gpu_busy_fraction_with_keys"].get<double>() == doctest::Approx(31.0 / 36.0));
 
