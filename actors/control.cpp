@@ -207,8 +207,8 @@ caf::result<cluster_metrics> collect_metrics(control_pointer self) {
   auto m = std::make_shared<cluster_metrics>();
   m->name = st.cfg.name;
   auto w = *st.wiring;
-  // memory, then jobs, then nodes; each step is a local request.
-  auto finish = [=]() mutable {
+  // memory, then jobs, then warm keys, then nodes; each step is a local request.
+  auto nodes = [=]() mutable {
     if (!w.cluster) {
       rp.deliver(*m);
       return;
@@ -219,6 +219,18 @@ caf::result<cluster_metrics> collect_metrics(control_pointer self) {
                 rp.deliver(*m);
               },
               [=](caf::error&) mutable { rp.deliver(*m); });
+  };
+  auto finish = [=]() mutable {
+    if (!w.keys) {
+      nodes();
+      return;
+    }
+    self->request(w.keys, caf::infinite, warm_keys_atom::value)
+        .then([=](const std::vector<warm_key>& keys) mutable {
+                m->keys = keys;
+                nodes();
+              },
+              [=](caf::error&) mutable { nodes(); });
   };
   self->request(w.memory, caf::infinite, stats_atom::value)
       .then(

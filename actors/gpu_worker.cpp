@@ -19,6 +19,9 @@ gpu_worker_actor::behavior_type gpu_worker(gpu_worker_pointer self, gpu_worker_c
   return {
       [=](run_atom) { prove_next(self); },
       [=](prepare_atom, const zk::groth16::key_ptr& key) { prepare_key(self, key); },
+      [=](evict_atom, const zk::groth16::key_ptr& key) {
+        self->state.cfg.backend->evict(key.get());
+      },
   };
 }
 
@@ -124,11 +127,20 @@ void log_gpu_timing(gpu_worker_pointer self, const partition_ref& part) {
 
 void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
   auto& cfg = self->state.cfg;
-  double t0 = cfg.clock.now_ms();
+  key_preparation p;
+  p.gpu = cfg.device;
+  p.prepare.start = cfg.clock.now_ms();
   try {
-    cfg.backend->prepare(key);
+    auto stats = cfg.backend->prepare_measured(key);
+    p.prepare.end = cfg.clock.now_ms();
+    p.to_device_ms = stats.to_device_ms;
+    p.tables_ms = stats.tables_ms;
+    p.tables_bytes = stats.tables_bytes;
+    p.device_bytes = stats.device_bytes;
+    p.spans = to_run_time(stats.spans, cfg.clock);
     spdlog::debug("gpu {}: key {} ready in {:.1f} ms", cfg.device, key->path,
-                  cfg.clock.now_ms() - t0);
+                  p.prepare.end - p.prepare.start);
+    if (cfg.keys) self->send(cfg.keys, prepared_atom::value, key, p);
   } catch (const std::exception& e) {
     // Not fatal: prove() tries again and fails the partition with the reason.
     spdlog::warn("gpu {}: {}", cfg.device, e.what());

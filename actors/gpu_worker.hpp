@@ -35,6 +35,7 @@ struct gpu_worker_config {
   run_clock clock;
   int device = 0;  ///< the backend's index (partition_spans::gpu)
   int lane = 0;    ///< this worker's lane on that device (partition_spans::lane)
+  key_cache_actor keys;  ///< told what preparing each key cost
 };
 
 struct gpu_worker_state {

@@ -9,7 +9,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "actors/key_loader.hpp"
 #include "actors/result_file.hpp"
 #include "memory/estimate.hpp"
 #include "memory/size.hpp"
@@ -52,34 +51,13 @@ void write_result(job_registry_pointer self, const job_entry& job, const job_rep
   }
 }
 
-// ---- proving keys in the memory budget: the registry tells the memory
-// manager what each cached key holds (when loaded) and when it is dropped
-// (no live job uses it).
-
-/// Host bytes a loaded key holds (its points and coefficients); 0 for a key
-/// object that holds none (test fakes are bare proving_key_base).
-uint64_t key_host_bytes(const zk::groth16::proving_key_base& key) {
-  return zk::visit_curve(key.info.curve, [&](auto curve) -> uint64_t {
-    using C = decltype(curve);
-    auto* typed = dynamic_cast<const zk::groth16::proving_key<C>*>(&key);
-    return typed ? typed->bytes() : 0;
-  });
-}
-
 /// A job finished (done, failed or cancelled): it lets go of its key (the
-/// partitions still in flight hold their own handles), and the cached key at
-/// its path is dropped once no live job uses it, returning its bytes to the
-/// budget. A key still loading stays.
-void release_key_if_unused(job_registry_pointer self, job_entry& job) {
-  auto& st = self->state;
+/// partitions still in flight hold their own handles); the key cache decides
+/// whether the key stays.
+void release_key(job_registry_pointer self, job_entry& job) {
+  if (!job.ctx) return;
+  self->send(self->state.cfg.keys, key_users_atom::value, job.ctx->key, int32_t{-1});
   job.ctx.reset();
-  const std::string& path = job.spec.zkey;
-  for (const auto& [id, seq] : st.live_ids)
-    if (auto it = st.jobs.find(seq); it != st.jobs.end() && it->second.spec.zkey == path) return;
-  auto k = st.keys.find(path);
-  if (k == st.keys.end() || !k->second.key || !k->second.waiting.empty()) return;
-  st.keys.erase(k);
-  self->send(st.cfg.memory, key_memory_atom::value, path, uint64_t{0});
 }
 
 /// Forgets the job's id as a live one.
@@ -96,7 +74,7 @@ void complete_if_finished(job_registry_pointer self, job_entry& job) {
   job.state = failed ? job_state::failed : job_state::done;
   job.total.end = self->state.cfg.clock.now_ms();
   retire_id(self, job);
-  release_key_if_unused(self, job);
+  release_key(self, job);
   auto report = make_report(job);
   write_result(self, job, report);
   if (failed)
@@ -133,26 +111,16 @@ std::string id_conflict(job_registry_pointer self, const std::string& id) {
          "); ids of live jobs are unique on a server";
 }
 
-key_load_result loader_error(job_registry_pointer self, const std::string& path,
-                             const caf::error& e) {
-  return {nullptr, {path, path + ": key loader failed: " + self->system().render(e)}};
-}
-
 void request_key(job_registry_pointer self, uint64_t seq, const std::string& path) {
-  auto& k = self->state.keys[path];
-  if (k.key) {
-    start_jobs(self, {seq}, k.key);
-    return;
-  }
-  k.waiting.push_back(seq);
-  if (k.loader) return;  // already loading
-  const auto& load = self->state.cfg.ops.load_key;
-  k.loader = self->state.cfg.detach_loaders ? self->spawn<caf::detached>(key_loader, load)
-                                            : self->spawn(key_loader, load);
-  spdlog::info("loading key {}", path);
-  self->request(k.loader, caf::infinite, load_atom::value, path)
-      .then([=](const key_load_result& r) { on_key_loaded(self, path, r); },
-            [=](caf::error& e) { on_key_loaded(self, path, loader_error(self, path, e)); });
+  auto& waits = self->state.key_waits[path];
+  waits.push_back(seq);
+  if (waits.size() > 1) return;  // asked already
+  self->request(self->state.cfg.keys, caf::infinite, key_atom::value, path)
+      .then([=](const key_load_result& r) { on_key(self, path, r); },
+            [=](caf::error& e) {
+              on_key(self, path,
+                     {nullptr, {path, path + ": key cache failed: " + self->system().render(e)}});
+            });
 }
 
 }  // namespace
@@ -220,35 +188,28 @@ uint64_t admit(job_registry_pointer self, const job_spec& spec) {
   return seq;
 }
 
-void on_key_loaded(job_registry_pointer self, const std::string& path, const key_load_result& r) {
-  auto it = self->state.keys.find(path);
-  if (it == self->state.keys.end()) return;
-  auto waiting = std::move(it->second.waiting);
-  it->second.waiting.clear();
-  it->second.loader = nullptr;
+void on_key(job_registry_pointer self, const std::string& path, const key_load_result& r) {
+  auto it = self->state.key_waits.find(path);
+  if (it == self->state.key_waits.end()) return;
+  auto waiting = std::move(it->second);
+  self->state.key_waits.erase(it);
   if (r.key) {
-    it->second.key = r.key;
-    const auto& info = r.key->info;
-    spdlog::info("key {}: {}, {} variables, {} public, domain 2^{}", path,
-                 zk::to_string(info.curve), info.n_vars, info.n_public, info.log_domain);
-    self->send(self->state.cfg.memory, key_memory_atom::value, path, key_host_bytes(*r.key));
-    start_jobs(self, waiting, r.key);
-    if (self->state.cfg.key_ready) self->state.cfg.key_ready(r.key);
+    // The answer counts one user; each job that took the key is one.
+    auto users = static_cast<int32_t>(start_jobs(self, waiting, r.key));
+    if (users != 1) self->send(self->state.cfg.keys, key_users_atom::value, r.key, users - 1);
     return;
   }
-  // Not cached: a later job naming the same file tries again.
-  self->state.keys.erase(it);
-  spdlog::error("{}", r.error.message);
   for (auto seq : waiting)
     if (auto* job = find_job(self, seq)) fail_job(self, *job, r.error);
 }
 
-void start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
-                const zk::groth16::key_ptr& key) {
+size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
+                  const zk::groth16::key_ptr& key) {
   const auto& info = key->info;
   auto est = memory::estimate_partition(info.n_vars, info.domain_size, info.n8r,
                                         self->state.cfg.footprint);
   std::vector<work_order> orders;
+  size_t started = 0;
   for (auto seq : seqs) {
     auto* job = find_job(self, seq);
     if (!job || job->complete()) continue;
@@ -257,6 +218,7 @@ void start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
     ctx->spec = job->spec;
     ctx->key = key;
     job->ctx = ctx;
+    ++started;
     for (uint32_t i = 0; i < job->parts.size(); ++i) {
       work_order o;
       o.part.job = ctx;
@@ -268,12 +230,13 @@ void start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
       orders.push_back(std::move(o));
     }
   }
-  if (orders.empty()) return;
+  if (orders.empty()) return started;
   if (self->state.cfg.partitions_queued) self->state.cfg.partitions_queued(key, orders.size());
   spdlog::debug("reserving {} partition(s) of {} each", orders.size(),
                 memory::format_bytes(est.total()));
   self->request(self->state.cfg.memory, caf::infinite, reserve_atom::value, std::move(orders))
       .then([=](const std::vector<partition_failure>& refused) { on_refused(self, refused); });
+  return started;
 }
 
 void on_refused(job_registry_pointer self, const std::vector<partition_failure>& refused) {
@@ -358,7 +321,7 @@ caf::result<job_status> cancel_job(job_registry_pointer self, uint64_t seq) {
   job->state = job_state::cancelled;
   job->total.end = self->state.cfg.clock.now_ms();
   retire_id(self, *job);
-  release_key_if_unused(self, *job);
+  release_key(self, *job);
   auto report = make_report(*job);
   write_result(self, *job, report);
   for (auto& rp : job->awaiting) rp.deliver(report);

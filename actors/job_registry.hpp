@@ -1,7 +1,7 @@
-// job_registry: the only owner of job state. It accepts jobs, has their keys
-// loaded (one detached key_loader per .zkey path, the key then cached per path
-// and shared as zk::groth16::key_ptr), queues their partitions with the memory
-// manager, collects partition reports, writes <out>/result.json atomically
+// job_registry: the only owner of job state. It accepts jobs, asks the key
+// cache for their keys (one request per path while it is outstanding; the
+// key is shared as zk::groth16::key_ptr, one user per job until the job
+// completes), queues their partitions with the memory manager, collects partition reports, writes <out>/result.json atomically
 // when a job completes and answers status and await requests.
 //
 // Lifecycle of a job: submit -> queued (key loading) -> partitions reserved
@@ -18,7 +18,6 @@
 // watcher's cursor (job_entry::finish_order) or when its wait runs out.
 #pragma once
 
-#include <functional>
 #include <caf/typed_response_promise.hpp>
 
 #include <cstdint>
@@ -36,14 +35,10 @@ namespace proofline {
 
 struct job_registry_config {
   memory_manager_actor memory;
-  prover_ops ops;  ///< load_key and write_file are used here
+  key_cache_actor keys;
+  prover_ops ops;  ///< write_file is used here
   run_clock clock;
-  bool detach_loaders = true;  ///< key loaders on their own threads
   memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< memory/estimate.hpp
-  /// Called (on the registry's thread) when a proving key has loaded; the
-  /// runtime sends the GPU workers a prepare message, so the key's device
-  /// upload overlaps the synthesis of its first partitions.
-  std::function<void(const zk::groth16::key_ptr&)> key_ready;
   /// Called (on the registry's thread) with the number of partitions of a
   /// key just queued; the runtime tells the backends (backend::
   /// expect_partitions), which weigh per-key precomputation by it.
@@ -68,12 +63,6 @@ struct job_entry {
   }
 };
 
-struct key_entry {
-  zk::groth16::key_ptr key;       ///< null while loading
-  key_loader_actor loader;        ///< held until it answers
-  std::vector<uint64_t> waiting;  ///< jobs waiting for this key
-};
-
 /// A parked watch request (long poll).
 struct job_watcher {
   std::vector<watch_cursor> cursors;
@@ -85,7 +74,7 @@ struct job_registry_state {
   job_registry_config cfg;
   uint64_t next_seq = 1;
   std::map<uint64_t, job_entry> jobs;
-  std::map<std::string, key_entry> keys;  ///< by path as submitted
+  std::map<std::string, std::vector<uint64_t>> key_waits;  ///< jobs waiting for a key, by path
   std::map<std::string, uint64_t> live_ids;  ///< id -> seq of every job not yet complete
   uint64_t next_watcher = 1;
   std::map<uint64_t, job_watcher> watchers;  ///< by id, oldest first
@@ -117,11 +106,13 @@ caf::result<std::vector<job_progress>> watch(job_registry_pointer self,
 void on_watch_timeout(job_registry_pointer self, uint64_t watcher);
 /// Answers every parked watcher that has news of job `seq`.
 void notify_watchers(job_registry_pointer self, uint64_t seq);
-void on_key_loaded(job_registry_pointer self, const std::string& path, const key_load_result& r);
+/// The key cache answered for `path`: starts or fails the jobs waiting for it.
+void on_key(job_registry_pointer self, const std::string& path, const key_load_result& r);
 /// Queues the partitions of jobs whose key just arrived, in one reserve
-/// request, so the memory manager orders them all at once.
-void start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
-                const zk::groth16::key_ptr& key);
+/// request, so the memory manager orders them all at once. Returns how many
+/// jobs took the key (each is one user of it at the key cache).
+size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
+                  const zk::groth16::key_ptr& key);
 /// Partitions the memory manager refused at once (larger than the budget).
 void on_refused(job_registry_pointer self, const std::vector<partition_failure>& refused);
 void on_stage(job_registry_pointer self, uint64_t seq, uint32_t index, partition_state s);

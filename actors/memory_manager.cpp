@@ -168,6 +168,8 @@ memory_manager_actor::behavior_type memory_manager(memory_manager_pointer self,
       [=](key_memory_atom, const std::string& path, uint64_t bytes) {
         key_memory(self, path, bytes);
       },
+      [=](key_idle_atom, const std::string& path, bool idle) { key_idle(self, path, idle); },
+      [=](attach_atom, const key_cache_actor& keys) { self->state.key_cache = keys; },
       [=](pool_free_atom, uint64_t offset) { pool_free(self, offset); },
       [=](pool_pinned_atom, bool pinned, double ms, const std::string& error) {
         auto& st = self->state;
@@ -217,6 +219,7 @@ caf::result<grant> pull_work(memory_manager_pointer self) {
 void try_grant(memory_manager_pointer self) {
   auto& st = self->state;
   st.pacing_blocked = false;
+  std::vector<std::pair<caf::typed_response_promise<grant>, grant>> granted;
   while (!st.idle.empty()) {
     auto head = st.ledger->head();
     if (!head) break;
@@ -228,6 +231,7 @@ void try_grant(memory_manager_pointer self) {
     // but other jobs' keys (released only after this job) holds the budget.
     bool over = false;
     if (!st.ledger->head_fits()) {
+      if (ask_key_room(self)) break;  // idle warm keys go first
       bool idle_pipeline = st.live.empty() && (!st.pool || st.pool->blocks() == 0);
       if (!idle_pipeline || st.keys.empty()) break;
       over = true;
@@ -264,8 +268,14 @@ void try_grant(memory_manager_pointer self) {
     if (st.cfg.on_grant)
       st.cfg.on_grant(
           {out.part.job->seq, out.part.index, out.part.witness(), g->bytes, st.ledger->reserved()});
-    auto rp = std::move(st.idle.front());
+    granted.emplace_back(std::move(st.idle.front()), std::move(out));
     st.idle.pop_front();
+  }
+  // Synthesizers still idle lend their cores to the partitions just granted.
+  const size_t spare = st.idle.size();
+  for (size_t i = 0; i < granted.size(); ++i) {
+    auto& [rp, out] = granted[i];
+    out.threads = static_cast<uint32_t>(1 + spare / granted.size() + (i < spare % granted.size()));
     rp.deliver(std::move(out));
   }
 }
@@ -369,7 +379,9 @@ uint64_t cancel_queued(memory_manager_pointer self, uint64_t seq) {
 
 void key_memory(memory_manager_pointer self, const std::string& path, uint64_t bytes) {
   auto& st = self->state;
+  bool idle = false;
   if (auto it = st.keys.find(path); it != st.keys.end()) {
+    idle = it->second.idle;
     st.ledger->release_all(it->second.id);
     st.key_bytes -= it->second.bytes;
     st.keys.erase(it);
@@ -377,7 +389,7 @@ void key_memory(memory_manager_pointer self, const std::string& path, uint64_t b
   if (bytes > 0) {
     uint64_t id = st.next_id++;
     st.ledger->charge(id, bytes);
-    st.keys.emplace(path, key_charge{id, bytes});
+    st.keys.emplace(path, key_charge{id, bytes, idle});
     st.key_bytes += bytes;
     st.peak_key_bytes = std::max(st.peak_key_bytes, st.key_bytes);
     if (st.ledger->reserved() > st.ledger->budget())
@@ -388,6 +400,44 @@ void key_memory(memory_manager_pointer self, const std::string& path, uint64_t b
       spdlog::debug("memory: proving key {} holds {}", path, format_bytes(bytes));
   }
   try_grant(self);
+}
+
+void key_idle(memory_manager_pointer self, const std::string& path, bool idle) {
+  auto& st = self->state;
+  auto it = st.keys.find(path);
+  if (it == st.keys.end()) return;
+  it->second.idle = idle;
+  if (idle) try_grant(self);
+}
+
+bool ask_key_room(memory_manager_pointer self) {
+  auto& st = self->state;
+  if (st.room_asked) return true;
+  if (!st.key_cache) return false;
+  uint64_t idle_bytes = 0;
+  for (const auto& [path, k] : st.keys)
+    if (k.idle) idle_bytes += k.bytes;
+  auto head = st.ledger->head();
+  if (idle_bytes == 0 || !head) return false;
+  uint64_t room = st.ledger->budget() > st.ledger->reserved()
+                      ? st.ledger->budget() - st.ledger->reserved()
+                      : 0;
+  uint64_t need = head->bytes > room ? head->bytes - room : 1;
+  st.room_asked = true;
+  spdlog::debug("memory: {} more needed for the next partition; asking to evict idle keys",
+                format_bytes(need));
+  // The cache's key_memory messages for what it evicts arrive before its reply.
+  self->request(st.key_cache, caf::infinite, evict_atom::value, need)
+      .then(
+          [=](uint64_t) {
+            self->state.room_asked = false;
+            try_grant(self);
+          },
+          [=](caf::error&) {
+            self->state.room_asked = false;
+            self->state.key_cache = nullptr;  // gone: shutting down
+          });
+  return true;
 }
 
 void pool_free(memory_manager_pointer self, uint64_t offset) {
@@ -413,6 +463,7 @@ memory_stats stats(memory_manager_pointer self) {
     s.pool = st.pool->capacity();
     s.pool_pinned = st.pool->pinned();
     s.pool_used = st.pool->used();
+    s.pool_pin_ms = st.pool->pin_ms();
   }
   s.fixed = st.fixed;
   s.rss = memory::current_rss();
@@ -465,6 +516,10 @@ class arena_backend final : public gpu::backend {
   void prepare(const zk::groth16::key_ptr& key) override {
     bind();
     inner_->prepare(key);
+  }
+  gpu::key_prep_stats prepare_measured(const zk::groth16::key_ptr& key) override {
+    bind();
+    return inner_->prepare_measured(key);
   }
   void evict(const zk::groth16::proving_key_base* key) override { inner_->evict(key); }
   void expect_partitions(const zk::groth16::key_ptr& key, std::size_t partitions) override {

@@ -2,9 +2,8 @@
 // only place that purges arenas.
 //
 // Budget: --memory-budget covers the pinned pool and the backends' fixed host
-// buffers (charged once, at start), proving keys (charged when loaded,
-// released when no job uses them: key_memory messages from the registry)
-// and partitions. It queues partitions for memory in the global order
+// buffers (charged once, at start), proving keys (charged while the key
+// cache holds them: key_memory messages) and partitions. It queues partitions for memory in the global order
 // (priority, job sequence, partition index), grants them to idle synthesizers
 // as reservations (memory/reservation.hpp) while the budget allows, and paces
 // synthesis: at most `pacing` granted partitions may be waiting (in
@@ -12,9 +11,11 @@
 // worker starts proving them, so memory is not filled with partitions that
 // wait. 1 synthesizes just in time: partition k+1 while k proves. A partition
 // that could never fit (beside the permanent charges and its own key) is
-// refused at once; one held back only by other jobs' keys while nothing else
-// is in flight is granted over the budget (logged), so keys never deadlock
-// the queue.
+// refused at once. When the head does not fit and warm keys are idle (no
+// job uses them), the key cache is asked to evict some (least recently used
+// first) before anything else; one held back only by other jobs' keys while
+// nothing else is in flight is granted over the budget (logged), so keys
+// never deadlock the queue.
 //
 // Pinned pool: made once (at start, or sized for the first partitions that
 // could use it), pinned once, never purged. When the pool can hold a
@@ -46,6 +47,9 @@
 //
 // Synthesizers pull: an idle one sends pull and gets a response promise that
 // is delivered when a grant is possible; nothing here ever blocks but a purge.
+// Synthesizers left idle after a round of grants lend their threads to the
+// partitions granted in it (grant::threads), so one large partition is
+// synthesized on many cores when nothing else waits.
 #pragma once
 
 #include <caf/typed_response_promise.hpp>
@@ -131,6 +135,7 @@ struct memory_manager_config {
 struct key_charge {
   uint64_t id = 0;
   uint64_t bytes = 0;
+  bool idle = false;  ///< no job uses it: the key cache may evict it
 };
 
 struct memory_manager_state {
@@ -155,6 +160,8 @@ struct memory_manager_state {
   std::map<std::string, key_charge> keys;  // by path
   uint64_t key_bytes = 0;                  // sum over keys
   uint64_t peak_key_bytes = 0;
+  key_cache_actor key_cache;  // asked for room when idle keys hold the budget
+  bool room_asked = false;    // an evict request is outstanding
   std::unordered_map<int, uint64_t> purge_pending;  // arena -> requests waiting for its purge
   uint64_t purges_run = 0;
   double purge_ms_total = 0;
@@ -189,6 +196,11 @@ void run_purge(memory_manager_pointer self, int arena);
 uint64_t cancel_queued(memory_manager_pointer self, uint64_t seq);
 /// Charges (bytes > 0) or releases (0) the key at `path`.
 void key_memory(memory_manager_pointer self, const std::string& path, uint64_t bytes);
+/// Marks the key at `path` idle (evictable) or in use.
+void key_idle(memory_manager_pointer self, const std::string& path, bool idle);
+/// The head does not fit: asks the key cache to evict idle keys for it.
+/// Returns true while such a request is outstanding (the head then waits).
+bool ask_key_room(memory_manager_pointer self);
 /// A pool block is free again.
 void pool_free(memory_manager_pointer self, uint64_t offset);
 memory_stats stats(memory_manager_pointer self);

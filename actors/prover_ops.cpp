@@ -1,5 +1,6 @@
 #include "actors/prover_ops.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -34,8 +35,10 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const std::str
   p->a = memory::buffer<fr>(k.info.domain_size, src);
   p->b = memory::buffer<fr>(k.info.domain_size, src);
   p->c = memory::buffer<fr>(k.info.domain_size, src);
-  zk::groth16::synthesize_abc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data());
-  this_thread_synthesis_timing() = {read_us, us_since(t0), true};
+  const unsigned threads = std::max(1u, this_thread_synthesis_threads());
+  zk::groth16::synthesize_abc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data(),
+                                 threads);
+  this_thread_synthesis_timing() = {read_us, us_since(t0), threads, true};
   return p;
 }
 

@@ -46,6 +46,7 @@ struct prover_ops {
 struct synthesis_timing {
   double read_witness_us = 0;  ///< reading and checking the .wtns file
   double abc_us = 0;           ///< a = A·w and b = B·w from the key's coefficients, c = a∘b
+  unsigned threads = 1;        ///< threads a, b, c were computed on
   bool recorded = false;       ///< false: the op in use does not report (test fakes)
 };
 
@@ -56,6 +57,14 @@ struct synthesis_timing {
 inline synthesis_timing& this_thread_synthesis_timing() {
   static thread_local synthesis_timing timing;
   return timing;
+}
+
+/// Threads the next synthesize call on the calling thread may use (the
+/// synthesizer sets it from its grant, grant::threads, right before the
+/// call; the real op reads it, fakes ignore it). Thread-local, like the timing.
+inline unsigned& this_thread_synthesis_threads() {
+  static thread_local unsigned threads = 1;
+  return threads;
 }
 
 /// The real operations: zk::formats::load_zkey (with `threads` for its

@@ -10,6 +10,7 @@
 #include "actors/finalizer.hpp"
 #include "actors/gpu_worker.hpp"
 #include "actors/job_registry.hpp"
+#include "actors/key_cache.hpp"
 #include "actors/scheduler.hpp"
 #include "actors/synthesizer.hpp"
 #include "memory/size.hpp"
@@ -73,15 +74,30 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   // device while the key's first partitions synthesize. The list is filled
   // below, before any job can be submitted.
   auto preparers = std::make_shared<std::vector<gpu_worker_actor>>();
-  job_registry_config jrc;
-  jrc.memory = memory_;
-  jrc.ops = ops;
-  jrc.clock = cfg_.clock;
-  jrc.detach_loaders = cfg_.detach;
-  jrc.footprint = cfg_.footprint;
-  jrc.key_ready = [preparers](const zk::groth16::key_ptr& key) {
+  key_cache_config kc;
+  kc.memory = memory_;
+  kc.load = ops.load_key;
+  kc.clock = cfg_.clock;
+  kc.detach_loaders = cfg_.detach;
+  kc.keep_warm = cfg_.keep_keys;
+  if (cfg_.identify) kc.identify = cfg_.identify;
+  kc.key_ready = [preparers](const zk::groth16::key_ptr& key) {
     for (const auto& w : *preparers) caf::anon_send(w, prepare_atom::value, key);
   };
+  // Warm keys are evicted on the backends too; without keep_keys a dropped
+  // key's device state stays until the backend needs the room.
+  if (cfg_.keep_keys)
+    kc.key_evicted = [preparers](const zk::groth16::key_ptr& key) {
+      for (const auto& w : *preparers) caf::anon_send(w, evict_atom::value, key);
+    };
+  keys_ = sys.spawn(key_cache, std::move(kc));
+  caf::anon_send(memory_, attach_atom::value, keys_);
+  job_registry_config jrc;
+  jrc.memory = memory_;
+  jrc.keys = keys_;
+  jrc.ops = ops;
+  jrc.clock = cfg_.clock;
+  jrc.footprint = cfg_.footprint;
   // Non-blocking: a backend only notes the count.
   jrc.partitions_queued = [backends](const zk::groth16::key_ptr& key, std::size_t n) {
     for (const auto& b : backends) b->expect_partitions(key, n);
@@ -110,6 +126,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
                            cfg_.clock};
       wc.device = static_cast<int>(d);
       wc.lane = static_cast<int>(lane);
+      wc.keys = keys_;
       workers_.push_back(spawn_maybe_detached(sys, cfg_.detach, gpu_worker, std::move(wc)));
       if (lane == 0) preparers->push_back(workers_.back());
     }
@@ -138,6 +155,7 @@ void runtime::shutdown() {
   for (auto& a : workers_) stop(a);
   for (auto& a : finalizers_) stop(a);
   stop(registry_);
+  stop(keys_);
   stop(scheduler_);
   stop(memory_);
 }

@@ -2,7 +2,7 @@
 // actor system, and stops it. Clients (the app, tests, later a control actor)
 // talk to registry(): submit, status, await.
 //
-//   job_registry -> memory_manager -> synthesizer x N -> scheduler
+//   job_registry (keys from key_cache) -> memory_manager -> synthesizer x N -> scheduler
 //     -> gpu_worker (one per backend lane) -> finalizer x M -> job_registry
 #pragma once
 
@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "actors/key_cache.hpp"
 #include "actors/memory_manager.hpp"
 #include "actors/prover_ops.hpp"
 #include "actors/run_clock.hpp"
@@ -38,6 +39,11 @@ struct runtime_config {
   /// deterministic tests need.
   bool detach = true;
   run_clock clock;
+  /// Keep loaded keys (host and device) across jobs until the memory budget
+  /// needs room (`serve`); false drops a key when its last job completes.
+  bool keep_keys = false;
+  /// A key file's identity (actors/key_cache.hpp); empty: stat() (tests replace it).
+  std::function<std::optional<file_identity>(const std::string&)> identify;
   std::function<void(const grant_event&)> on_grant;  ///< optional observer
   // ---- memory system (actors/memory_manager.hpp, memory/)
   /// Pinned pool for what GPUs read (witness, a, b, c), counted once in the
@@ -69,6 +75,7 @@ class runtime {
 
   const job_registry_actor& registry() const { return registry_; }
   const memory_manager_actor& memory() const { return memory_; }
+  const key_cache_actor& keys() const { return keys_; }
   const scheduler_actor& scheduler() const { return scheduler_; }
   const runtime_config& config() const { return cfg_; }
 
@@ -79,6 +86,7 @@ class runtime {
   runtime_config cfg_;
   memory_manager_actor memory_;
   scheduler_actor scheduler_;
+  key_cache_actor keys_;
   job_registry_actor registry_;
   std::vector<finalizer_actor> finalizers_;
   std::vector<gpu_worker_actor> workers_;

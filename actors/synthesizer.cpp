@@ -2,6 +2,8 @@
 
 #include <caf/event_based_actor.hpp>
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "memory/thread_arena.hpp"
@@ -62,6 +64,7 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
   part.spans.synthesize.start = cfg.clock.now_ms();
   part.spans.synthesizer = self->id();
   this_thread_synthesis_timing() = {};
+  this_thread_synthesis_threads() = std::max<uint32_t>(1, g.threads);
   gpu::partition_ptr data;
   file_error error;
   try {
@@ -88,9 +91,9 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
   const synthesis_timing& t = this_thread_synthesis_timing();
   spdlog::debug(
       "SYNTH_TIMING job={} partition={} synthesizer={} read_witness_us={:.0f} abc_us={:.0f} "
-      "total_us={:.0f} pinned={}",
+      "abc_threads={} total_us={:.0f} pinned={}",
       part.job->spec.id, part.index, cfg.thread_name, t.recorded ? t.read_witness_us : -1.0,
-      t.recorded ? t.abc_us : -1.0,
+      t.recorded ? t.abc_us : -1.0, t.recorded ? t.threads : 1u,
       (part.spans.synthesize.end - part.spans.synthesize.start) * 1000.0, g.block ? 1 : 0);
   self->send(cfg.scheduler, ready_atom::value,
              synthesized_partition{std::move(part), g.reservation, g.bulk, std::move(data),

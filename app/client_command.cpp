@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+#include <spdlog/fmt/fmt.h>
 
 #include "observe/summary.hpp"
 #include "memory/size.hpp"
@@ -65,6 +66,13 @@ json metrics_json(const cluster_metrics& m) {
                          {"proved", n.proved},
                          {"failed", n.failed},
                          {"requeued", n.requeued}});
+  json keys = json::array();
+  for (const auto& k : m.keys)
+    keys.push_back(json{{"path", k.path},
+                        {"bytes", k.bytes},
+                        {"users", k.users},
+                        {"last_use_ms", k.last_use_ms},
+                        {"idle_ms", k.idle_ms}});
   const auto& mem = m.memory;
   return json{{"server", m.name},
               {"jobs", {{"live", m.jobs_live},
@@ -83,6 +91,7 @@ json metrics_json(const cluster_metrics& m) {
                           {"pool", mem.pool},
                           {"fixed", mem.fixed},
                           {"rss", mem.rss}}},
+              {"keys", keys},
               {"nodes", nodes}};
 }
 
@@ -97,6 +106,14 @@ void print_metrics(std::ostream& out, const cluster_metrics& m) {
       << "), " << mem.reservations << " reservation(s), " << mem.queued
       << " partition(s) queued, " << mem.grants << " granted, " << mem.cancelled
       << " dropped by cancel\n";
+  if (m.keys.empty()) out << "warm keys: none\n";
+  for (const auto& k : m.keys) {
+    out << "warm key " << k.path << ": " << memory::format_bytes(k.bytes) << ", ";
+    if (k.users)
+      out << "in use by " << k.users << " job(s)\n";
+    else
+      out << "idle for " << fmt::format("{:.1f}", k.idle_ms / 1000.0) << " s\n";
+  }
   if (m.nodes.empty()) {
     out << "nodes: none\n";
     return;

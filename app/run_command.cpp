@@ -248,6 +248,9 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
               record.memory = std::move(m);
             },
             [&](caf::error&) {});
+    self->request(rt.keys(), caf::infinite, startup_atom::value)
+        .receive([&](std::vector<key_startup>& keys) { record.keys = std::move(keys); },
+                 [&](caf::error&) {});
     obs->finish(record);  // before shutdown: the samples end with the last job
     rt.shutdown();
   }
@@ -266,6 +269,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   } else if (!opts.quiet) {
     print_summary(out, reports, wall_ms);
     print_gpu_figures(out, report);
+    print_startup(out, report.startup);
     if (!memory_line.empty()) out << memory_line << "\n";
   } else {
     // --quiet prints nothing but failures: every failed job and its error.

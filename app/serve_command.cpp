@@ -172,6 +172,10 @@ void add_serve_command(cli& c) {
   s.add_option("--slots", opts->slots,
                "Node: partitions it works on at once (default: synthesizers + GPU workers)")
       ->check(CLI::Range(1u, 4096u));
+  s.add_option("--preload", opts->preload,
+               "Load these proving keys at start and make them ready on the GPUs; loaded keys "
+               "stay warm across submissions until the memory budget needs room")
+      ->type_name("KEY...");
   s.add_flag("--no-local-proving", opts->no_local_proving,
              "Coordinator: prove nothing here, only hand partitions to nodes");
   s.add_option("--peer-timeout", opts->peer_timeout_s,
@@ -316,6 +320,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   rc.synthesizers = o.no_local_proving ? 0 : synthesizers;
   rc.finalizers = o.finalizers;
   rc.pacing = o.synthesis_ahead;
+  rc.keep_keys = true;  // a daemon keeps keys warm across submissions
   configure_memory(rc, choice, synthesizers, /*pool=*/!o.no_local_proving);
   spdlog::info("serve: memory budget {}; {}", memory::format_bytes(budget),
                o.no_local_proving ? "proving nothing locally (coordinator only)"
@@ -360,7 +365,14 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     dispatcher = sys.spawn(cluster_dispatcher, kc);
   }
   caf::anon_send(control, attach_atom::value,
-                 control_wiring{rt->registry(), rt->memory(), dispatcher});
+                 control_wiring{rt->registry(), rt->memory(), dispatcher, rt->keys()});
+  // Keys named with --preload load now (resolved like job file paths); the
+  // key cache logs each one, and a key that fails to load fails only the
+  // jobs that later name it.
+  if (!o.no_local_proving)
+    for (const auto& k : o.preload)
+      caf::anon_send(rt->keys(), preload_atom::value,
+                     fs::absolute(k).lexically_normal().string());
 
   // 4. A node joins its coordinator.
   node_agent_actor agent;

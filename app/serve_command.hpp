@@ -25,6 +25,7 @@ struct serve_options {
   std::string spool;                     ///< empty: <tmp>/proofline-spool-<pid>
   unsigned slots = 0;                    ///< node: 0 = synthesizers + GPU workers
   bool no_local_proving = false;         ///< coordinate only
+  std::vector<std::string> preload;      ///< keys loaded and prepared at start
   unsigned peer_timeout_s = 10;
   // The runtime, as for `run`.
   std::string backend = "auto";

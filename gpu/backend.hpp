@@ -121,6 +121,9 @@ struct key_prep_stats {
   std::size_t device_bytes = 0;  ///< device bytes the key holds now (points, tables)
   bool tables = false;           ///< partitions now read the tables
   std::string tables_note;       ///< why there are no tables, or "building"; empty when tables are in use
+  /// Device work of the preparation ("key_upload", "key_tables"), in order,
+  /// microseconds on the steady clock like prove()'s spans; may be empty.
+  std::vector<span> spans;
 };
 
 class backend {
@@ -152,6 +155,13 @@ class backend {
   /// What preparing `key` cost on this backend so far; resident = false for
   /// a key it does not hold.
   virtual key_prep_stats key_stats(const zk::groth16::proving_key_base* key) { return {}; }
+  /// prepare() and what it cost: key_stats() once prepare() returned (the
+  /// CPU backend has nothing to prepare and reports zeros). Blocking; throws
+  /// backend_error.
+  virtual key_prep_stats prepare_measured(const zk::groth16::key_ptr& key) {
+    prepare(key);
+    return key_stats(key.get());
+  }
   /// Forgets per-key state (device-resident points); keys are otherwise
   /// cached by address until evicted.
   virtual void evict(const zk::groth16::proving_key_base* key) {}

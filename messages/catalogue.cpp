@@ -98,6 +98,7 @@ void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<remote_partition>("proofline::remote_partition");
   cfg.add_message_type<partition_result>("proofline::partition_result");
   cfg.add_message_type<node_metrics>("proofline::node_metrics");
+  cfg.add_message_type<warm_key>("proofline::warm_key");
   cfg.add_message_type<cluster_metrics>("proofline::cluster_metrics");
   cfg.add_message_type<node_actor>("proofline::node_actor");
 }

@@ -198,6 +198,7 @@ struct memory_stats {
   uint64_t pool = 0;           ///< pinned pool capacity, counted once in `reserved`
   bool pool_pinned = false;    ///< the pool's pages are page-locked for DMA
   uint64_t pool_used = 0;      ///< bytes of the pool in blocks handed out
+  double pool_pin_ms = 0;      ///< how long pinning the pool took (0: not pinned)
   uint64_t fixed = 0;          ///< backends' fixed host buffers, counted once
   uint64_t rss = 0;            ///< resident set size now (/proc/self/statm)
   uint64_t peak_rss = 0;       ///< peak resident set size of the process (VmHWM)
@@ -275,6 +276,9 @@ struct grant {
   /// Pinned pool block for the witness and a, b, c (the synthesizer writes
   /// them there); null: they come from the synthesizer's pageable arena.
   memory::block_ptr block;
+  /// Threads the synthesis may use: 1 plus its share of the synthesizers
+  /// left idle by this round of grants (their cores would idle otherwise).
+  uint32_t threads = 1;
 };
 
 /// A synthesized partition on its way to a GPU worker.
@@ -295,6 +299,26 @@ struct proved_partition {
   int arena = -1;
 };
 
+/// One device making a key ready (gpu::backend::prepare_measured), on the run's clock.
+struct key_preparation {
+  int gpu = 0;                ///< the backend's index (as partition_spans::gpu)
+  span_ms prepare;            ///< the whole prepare() call on the GPU worker
+  double to_device_ms = 0;    ///< points to device memory (0: not measured by the backend)
+  double tables_ms = 0;       ///< window and NTT tables (0: not measured, or none)
+  uint64_t tables_bytes = 0;  ///< device bytes of those tables
+  uint64_t device_bytes = 0;  ///< device bytes the key holds in all
+  std::vector<named_span> spans;  ///< its device work, as the backend reports it
+};
+
+/// How one proving key came to be ready: read on the host, then prepared on
+/// each device. One per load (a key read twice appears twice).
+struct key_startup {
+  std::string path;
+  uint64_t bytes = 0;  ///< host bytes of the loaded key
+  span_ms read;        ///< reading and checking the .zkey
+  std::vector<key_preparation> devices;
+};
+
 /// A key loader's answer: the key, or the error naming the file.
 struct key_load_result {
   zk::groth16::key_ptr key;
@@ -311,6 +335,14 @@ using done_atom = caf::atom_constant<caf::atom("done")>;      ///< partition_don
 using failed_atom = caf::atom_constant<caf::atom("failed")>;  ///< partition_failure
 // key loader
 using load_atom = caf::atom_constant<caf::atom("load")>;  ///< path -> key_load_result
+// key cache
+using key_atom = caf::atom_constant<caf::atom("key")>;  ///< path -> key_load_result (one user more)
+using key_users_atom = caf::atom_constant<caf::atom("keyusers")>;  ///< key, +/- users
+using preload_atom = caf::atom_constant<caf::atom("preload")>;     ///< path -> key_load_result (warm)
+using evict_atom = caf::atom_constant<caf::atom("evict")>;  ///< bytes wanted -> bytes freed; gpu: key
+using warm_keys_atom = caf::atom_constant<caf::atom("warmkeys")>;  ///< -> warm_key[]
+using prepared_atom = caf::atom_constant<caf::atom("prepared")>;  ///< a device made a key ready
+using startup_atom = caf::atom_constant<caf::atom("startup")>;    ///< -> key_startup[]
 // memory manager
 using reserve_atom = caf::atom_constant<caf::atom("reserve")>;  ///< work_order[] -> refusals
 using pull_atom = caf::atom_constant<caf::atom("pull")>;  ///< idle: give me work (also scheduler)
@@ -322,6 +354,7 @@ using stats_atom = caf::atom_constant<caf::atom("stats")>;      ///< -> memory_s
 using purge_due_atom = caf::atom_constant<caf::atom("purgedue")>;  ///< a coalesced purge is due
 using pool_free_atom = caf::atom_constant<caf::atom("poolfree")>;  ///< a pool block is free again
 using key_memory_atom = caf::atom_constant<caf::atom("keymem")>;   ///< a key's host bytes (0: gone)
+using key_idle_atom = caf::atom_constant<caf::atom("keyidle")>;    ///< a warm key no job uses (evictable)
 using pool_pinned_atom = caf::atom_constant<caf::atom("pooldone")>;  ///< the pool's pinning finished
 /// Drop a job's queued requests (same alias as the control block's).
 using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
@@ -349,6 +382,15 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_spans& x) {
   return f(caf::meta::type_name("partition_spans"), x.synthesize, x.prove, x.finalize, x.device,
            x.gpu, x.lane, x.synthesizer, x.finalizer);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, key_preparation& x) {
+  return f(caf::meta::type_name("key_preparation"), x.gpu, x.prepare, x.to_device_ms,
+           x.tables_ms, x.tables_bytes, x.device_bytes, x.spans);
+}
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, key_startup& x) {
+  return f(caf::meta::type_name("key_startup"), x.path, x.bytes, x.read, x.devices);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, file_error& x) {
@@ -389,7 +431,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, memory_stats& x) {
   return f(caf::meta::type_name("memory_stats"), x.budget, x.reserved, x.peak_reserved, x.queued,
            x.reservations, x.untaken, x.pacing, x.grants, x.purges, x.keys, x.peak_keys, x.pool,
-           x.pool_pinned, x.pool_used, x.fixed, x.rss, x.peak_rss, x.purges_run,
+           x.pool_pinned, x.pool_used, x.pool_pin_ms, x.fixed, x.rss, x.peak_rss, x.purges_run,
            x.purge_ms_total, x.purge_ms_max, x.purged_bytes, x.purge_threads,
            x.purge_thread_ids, x.cancelled);
 }
@@ -483,6 +525,16 @@ struct node_metrics {
   uint64_t requeued = 0;  ///< partitions taken back (it left, or its job was cancelled)
 };
 
+/// A proving key the server keeps loaded (`serve` keeps keys warm across
+/// submissions until the memory budget needs room).
+struct warm_key {
+  std::string path;
+  uint64_t bytes = 0;      ///< host bytes of its points and coefficients
+  uint32_t users = 0;      ///< live jobs using it now
+  double last_use_ms = 0;  ///< when a job last took it, ms since the server started
+  double idle_ms = 0;      ///< since then (0 while in use)
+};
+
 /// `proofline metrics`: the server's memory ledger, its jobs and its nodes.
 struct cluster_metrics {
   std::string name;  ///< host:pid of the server
@@ -494,6 +546,7 @@ struct cluster_metrics {
   uint64_t partitions_done = 0;
   uint64_t partitions_failed = 0;
   std::vector<node_metrics> nodes;
+  std::vector<warm_key> keys;  ///< warm proving keys, least recently used first
 };
 
 // atoms of the control actor, cluster dispatcher and node agent (cancel_atom,
@@ -549,9 +602,14 @@ typename Inspector::result_type inspect(Inspector& f, node_metrics& x) {
            x.failed, x.requeued);
 }
 template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, warm_key& x) {
+  return f(caf::meta::type_name("warm_key"), x.path, x.bytes, x.users, x.last_use_ms, x.idle_ms);
+}
+template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cluster_metrics& x) {
   return f(caf::meta::type_name("cluster_metrics"), x.name, x.memory, x.jobs_live, x.jobs_done,
-           x.jobs_failed, x.jobs_cancelled, x.partitions_done, x.partitions_failed, x.nodes);
+           x.jobs_failed, x.jobs_cancelled, x.partitions_done, x.partitions_failed, x.nodes,
+           x.keys);
 }
 
 // ================================================================ end of remote control and clusters

@@ -3,6 +3,7 @@
 //
 //   job_registry_actor     submit / status / await; receives partition reports
 //   key_loader_actor       loads one .zkey off the scheduler threads, then quits
+//   key_cache_actor        the loaded proving keys: shared, kept warm, evicted LRU
 //   memory_manager_actor   budget ledger, grants, pacing, purges
 //   synthesizer_actor      pulls grants, reads witnesses, computes a, b, c
 //   scheduler_actor        orders synthesized partitions, serves GPU workers
@@ -53,6 +54,26 @@ using key_loader_actor = caf::typed_actor<
     /// Loads and checks the key at `path`; blocking, so it runs detached.
     caf::replies_to<load_atom, std::string>::with<key_load_result>>;
 
+using key_cache_actor = caf::typed_actor<
+    /// The key at `path` (loaded once, then shared while the file is
+    /// unchanged) or the error naming the file. A key answered counts one
+    /// user more until released with key_users_atom.
+    caf::replies_to<key_atom, std::string>::with<key_load_result>,
+    /// Users of a key come (+n) or go (-n); a key without users is idle.
+    caf::reacts_to<key_users_atom, zk::groth16::key_ptr, int32_t>,
+    /// Loads the key at `path` and prepares it on the backends, without a
+    /// user (`serve --preload`).
+    caf::replies_to<preload_atom, std::string>::with<key_load_result>,
+    /// The memory manager wants `bytes` more room: idle keys are evicted,
+    /// least recently used first; replies with the bytes freed.
+    caf::replies_to<evict_atom, uint64_t>::with<uint64_t>,
+    /// The keys held, least recently used first (metrics).
+    caf::replies_to<warm_keys_atom>::with<std::vector<warm_key>>,
+    /// A device made a key ready, and what that cost (from a GPU worker).
+    caf::reacts_to<prepared_atom, zk::groth16::key_ptr, key_preparation>,
+    /// Every key loaded so far and how it became ready, in load order (run reports).
+    caf::replies_to<startup_atom>::with<std::vector<key_startup>>>;
+
 using memory_manager_actor = caf::typed_actor<
     /// Queues partitions for memory; replies with those refused at once
     /// (larger than the whole budget).
@@ -76,6 +97,11 @@ using memory_manager_actor = caf::typed_actor<
     caf::replies_to<cancel_atom, uint64_t>::with<uint64_t>,
     /// The proving key at `path` holds `bytes` of host memory (0: released).
     caf::reacts_to<key_memory_atom, std::string, uint64_t>,
+    /// The key at `path` has no user (true) or has one again (false); idle
+    /// keys are evicted through the key cache when the queue's head needs room.
+    caf::reacts_to<key_idle_atom, std::string, bool>,
+    /// The key cache to ask for room (sent once by the runtime).
+    caf::reacts_to<attach_atom, key_cache_actor>,
     /// The pinned pool block at this offset is free again (from the block).
     caf::reacts_to<pool_free_atom, uint64_t>,
     /// Pinning the pool finished on its own thread: pinned?, milliseconds,
@@ -103,7 +129,9 @@ using gpu_worker_actor = caf::typed_actor<
     caf::reacts_to<run_atom>,
     /// A proving key was loaded: make it ready on the device (resident points,
     /// tables) while its first partitions are still being synthesized.
-    caf::reacts_to<prepare_atom, zk::groth16::key_ptr>>;
+    caf::reacts_to<prepare_atom, zk::groth16::key_ptr>,
+    /// The key cache evicted a key: forget its device state (gpu::backend::evict).
+    caf::reacts_to<evict_atom, zk::groth16::key_ptr>>;
 
 using finalizer_actor = caf::typed_actor<caf::reacts_to<finalize_atom, proved_partition>>;
 
@@ -152,6 +180,7 @@ struct control_wiring {
   job_registry_actor registry;
   memory_manager_actor memory;
   cluster_actor cluster;  ///< null when this server dispatches to no nodes
+  key_cache_actor keys;   ///< the warm keys, for metrics
 };
 
 /// The control actor with its local-only wiring message. `serve` spawns this

@@ -131,6 +131,53 @@ std::vector<queue_sample> thin_queue_samples(const std::vector<queue_sample>& sa
   return out;
 }
 
+std::vector<partition_timeline> key_timelines_of(const run_record& rec) {
+  std::vector<partition_timeline> out;
+  for (const auto& k : rec.keys)
+    for (const auto& d : k.devices) {
+      if (d.spans.empty()) continue;
+      partition_timeline t;
+      t.device = d.gpu;
+      for (const auto& s : d.spans) t.spans.push_back({s.name, s.start, s.end});
+      out.push_back(std::move(t));
+    }
+  return out;
+}
+
+startup_report startup_of(const run_record& rec) {
+  startup_report s;
+  auto earliest = [](std::optional<double>& at, double t) {
+    if (!at || t < *at) at = t;
+  };
+  for (const auto& j : rec.jobs)
+    for (const auto& p : j.partitions) {
+      for (const auto& d : p.spans.device) earliest(s.first_gpu_work_ms, d.start);
+      if (p.state == partition_state::done && p.spans.finalize.recorded())
+        earliest(s.first_proof_ms, p.spans.finalize.end);
+    }
+  for (const auto& k : rec.keys) {
+    key_startup_report kr;
+    kr.path = k.path;
+    kr.bytes = k.bytes;
+    kr.read_ms = std::max(0.0, k.read.end - k.read.start);
+    for (const auto& d : k.devices) {
+      kr.prepare_ms = std::max(kr.prepare_ms, d.prepare.end - d.prepare.start);
+      kr.to_device_ms = std::max(kr.to_device_ms, d.to_device_ms);
+      kr.tables_ms = std::max(kr.tables_ms, d.tables_ms);
+      kr.tables_bytes = std::max(kr.tables_bytes, d.tables_bytes);
+      kr.device_bytes = std::max(kr.device_bytes, d.device_bytes);
+      for (const auto& sp : d.spans) earliest(s.first_gpu_work_ms, sp.start);
+    }
+    s.keys.push_back(std::move(kr));
+  }
+  if (rec.memory) {
+    s.pool_bytes = rec.memory->pool;
+    s.pool_pinned = rec.memory->pool_pinned;
+    s.pool_pin_ms = rec.memory->pool_pin_ms;
+  }
+  return s;
+}
+
 run_report build_report(const run_record& rec) {
   run_report r;
   r.wall_ms = rec.wall_ms;
@@ -149,7 +196,11 @@ run_report build_report(const run_record& rec) {
   r.backend = rec.backends.empty() ? "" : rec.backends.front().kind;
 
   // Every backend gets an entry, even one that proved nothing (busy 0).
-  auto utils = summarize(timelines_of(rec));
+  auto timelines = timelines_of(rec);
+  auto utils = summarize(timelines);
+  auto key_timelines = key_timelines_of(rec);
+  timelines.insert(timelines.end(), key_timelines.begin(), key_timelines.end());
+  auto with_keys = summarize(timelines);
   size_t devices = rec.backends.size();
   for (const auto& u : utils) devices = std::max(devices, static_cast<size_t>(u.device) + 1);
   for (size_t d = 0; d < devices; ++d) {
@@ -158,6 +209,13 @@ run_report build_report(const run_record& rec) {
     g.util.device = g.device;
     for (const auto& u : utils)
       if (u.device == g.device) g.util = u;
+    g.busy_fraction_with_keys = g.util.busy_fraction;
+    g.busy_ms_with_keys = g.util.busy_ms;
+    for (const auto& u : with_keys)
+      if (u.device == g.device) {
+        g.busy_fraction_with_keys = u.busy_fraction;
+        g.busy_ms_with_keys = u.busy_ms;
+      }
     if (d < rec.backends.size()) {
       const auto& b = rec.backends[d];
       g.kind = b.kind;
@@ -185,6 +243,7 @@ run_report build_report(const run_record& rec) {
   r.nvml_why = rec.nvml_why;
   if (!r.nvml_available && r.nvml_why.empty()) r.nvml_why = "NVML was not sampled";
   r.queues = thin_queue_samples(rec.queues, max_report_queue_points);
+  r.startup = startup_of(rec);
   return r;
 }
 
@@ -223,9 +282,28 @@ std::string report_json(const run_report& r, int indent) {
                      {{"p50", u.gap_p50_ms},
                       {"p99", u.gap_p99_ms},
                       {"max", u.gap_max_ms},
-                      {"count", u.gaps_ms.size()}}}});
+                      {"count", u.gaps_ms.size()}}},
+                    {"gpu_busy_fraction_with_keys", g.busy_fraction_with_keys},
+                    {"busy_ms_with_keys", g.busy_ms_with_keys}});
   }
   j["gpus"] = std::move(gpus);
+  json keys = json::array();
+  for (const auto& k : r.startup.keys)
+    keys.push_back({{"path", k.path},
+                    {"bytes", k.bytes},
+                    {"read_ms", k.read_ms},
+                    {"prepare_ms", k.prepare_ms},
+                    {"to_device_ms", k.to_device_ms},
+                    {"tables_ms", k.tables_ms},
+                    {"tables_bytes", k.tables_bytes},
+                    {"device_bytes", k.device_bytes}});
+  j["startup"] = {{"first_gpu_work_ms", maybe(r.startup.first_gpu_work_ms)},
+                  {"first_proof_ms", maybe(r.startup.first_proof_ms)},
+                  {"keys", std::move(keys)},
+                  {"pool",
+                   {{"bytes", r.startup.pool_bytes},
+                    {"pinned", r.startup.pool_pinned},
+                    {"pin_ms", r.startup.pool_pin_ms}}}};
   j["stages"] = {{"synthesize", stage_json(r.synthesize)},
                  {"prove", stage_json(r.prove)},
                  {"finalize", stage_json(r.finalize)}};

@@ -62,6 +62,7 @@ struct run_record {
   std::optional<memory_stats> memory;  ///< the memory manager's statistics at the end
   std::vector<queue_sample> queues;    ///< in time order
   std::vector<purge_record> purges;    ///< in time order
+  std::vector<key_startup> keys;       ///< each key load and its preparations (key cache)
   // NVML cross-check
   bool nvml_available = false;
   std::string nvml_why;  ///< why there are no NVML samples
@@ -96,6 +97,34 @@ struct gpu_report {
   device_utilization util;
   std::optional<double> nvml_busy_fraction;  ///< mean NVML utilization over util's window
   uint64_t nvml_samples = 0;                 ///< samples that mean is over
+  /// Busy fraction counting key preparation's device spans beside the
+  /// partitions' (over the window of both); equals util's when a backend
+  /// reports no preparation spans.
+  double busy_fraction_with_keys = 0;
+  double busy_ms_with_keys = 0;
+};
+
+/// How one key load became ready, for the report's `startup` section.
+struct key_startup_report {
+  std::string path;
+  uint64_t bytes = 0;         ///< host bytes
+  double read_ms = 0;         ///< reading and checking the .zkey
+  double prepare_ms = 0;      ///< the longest prepare() call over the devices
+  double to_device_ms = 0;    ///< longest over the devices; 0: not measured
+  double tables_ms = 0;       ///< longest over the devices; 0: not measured, or none
+  uint64_t tables_bytes = 0;  ///< largest on one device
+  uint64_t device_bytes = 0;  ///< largest on one device
+};
+
+/// Start-up: how long until the GPU and the first proof got going, and what
+/// each key and the pinned pool cost on the way.
+struct startup_report {
+  std::optional<double> first_gpu_work_ms;  ///< earliest device span (partition or key), run clock
+  std::optional<double> first_proof_ms;     ///< earliest proof written
+  std::vector<key_startup_report> keys;
+  uint64_t pool_bytes = 0;
+  bool pool_pinned = false;
+  double pool_pin_ms = 0;
 };
 
 /// Time a stage took per partition: nearest-rank percentiles, ms.
@@ -119,11 +148,18 @@ struct run_report {
   bool nvml_available = false;
   std::string nvml_why;
   std::vector<queue_sample> queues;  ///< at most max_report_queue_points
+  startup_report startup;
 };
 
 /// Queue samples kept in a report: at 10 Hz, 200 s of run; longer runs are
 /// thinned to this many points (each the deepest of its stretch).
 inline constexpr size_t max_report_queue_points = 2000;
+
+/// The device timelines of `rec`'s key preparations that reported spans.
+std::vector<partition_timeline> key_timelines_of(const run_record& rec);
+
+/// The start-up figures of a record.
+startup_report startup_of(const run_record& rec);
 
 /// Computes the report of a run. O(S log S) in the device spans.
 run_report build_report(const run_record& rec);
@@ -132,7 +168,10 @@ run_report build_report(const run_record& rec);
 /// Keys: proofs, failed, partitions, jobs{...}, wall_s, proofs_per_s, backend,
 /// gpus[{device, cuda_device, name, kind, partitions, gpu_busy_fraction,
 /// busy_ms, window_ms, nvml_busy_fraction, nvml_samples, handoff_gap_ms{p50,
-/// p99, max, count}}], stages{synthesize, prove, finalize}, nvml{available,
+/// p99, max, count}, gpu_busy_fraction_with_keys}], startup{first_gpu_work_ms,
+/// first_proof_ms, keys[{path, bytes, read_ms, prepare_ms, to_device_ms,
+/// tables_ms, tables_bytes, device_bytes}], pool{bytes, pinned, pin_ms}},
+/// stages{synthesize, prove, finalize}, nvml{available,
 /// reason}, memory{budget_bytes, peak_reserved_bytes, peak_rss_bytes, ...},
 /// purge{count, requests, total_ms, max_ms, bytes, threads}, queues[{t_s,
 /// ready_partitions, waiting_for_memory, reserved_bytes, rss_bytes}].

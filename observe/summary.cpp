@@ -78,4 +78,25 @@ void print_gpu_figures(std::ostream& out, const run_report& r) {
   if (r.backend == "cuda" && !r.nvml_available) out << "NVML: no samples (" << r.nvml_why << ")\n";
 }
 
+void print_startup(std::ostream& out, const startup_report& s) {
+  auto ms = [](const std::optional<double>& v) { return v ? fixed(*v, 1) + " ms" : "none"; };
+  out << "start-up: first GPU work " << ms(s.first_gpu_work_ms) << ", first proof "
+      << ms(s.first_proof_ms);
+  for (const auto& k : s.keys) {
+    out << "; key " << k.path << " read " << fixed(k.read_ms, 1) << " ms, prepared "
+        << fixed(k.prepare_ms, 1) << " ms";
+    if (k.to_device_ms > 0 || k.tables_ms > 0)
+      out << " (to device " << fixed(k.to_device_ms, 1) << " ms, tables " << fixed(k.tables_ms, 1)
+          << " ms)";
+  }
+  if (s.pool_bytes) {
+    out << "; pool " << fixed(static_cast<double>(s.pool_bytes) / (1 << 20), 0) << " MiB";
+    if (s.pool_pinned)
+      out << " pinned in " << fixed(s.pool_pin_ms, 1) << " ms";
+    else
+      out << " not pinned";
+  }
+  out << "\n";
+}
+
 }  // namespace proofline::observe

@@ -33,6 +33,10 @@ class fake_backend final : public gpu::backend {
     }
     return std::make_shared<gpu::result<curve>>();
   }
+  void prepare(const zk::groth16::key_ptr& key) override { world_->log("prepare " + key->path); }
+  void evict(const zk::groth16::proving_key_base* key) override {
+    world_->log("evict " + key->path);
+  }
 
  private:
   std::shared_ptr<fake_world> world_;
@@ -70,7 +74,19 @@ prover_ops fake_world::ops() {
     }
     if (path.find("missing") != std::string::npos)
       throw zk::formats::format_error(path, "cannot open: No such file or directory");
-    auto key = std::make_shared<zk::groth16::proving_key_base>();
+    size_t points = 0;
+    {
+      std::lock_guard<std::mutex> g(self->mtx);
+      if (auto it = self->key_points.find(path); it != self->key_points.end()) points = it->second;
+    }
+    std::shared_ptr<zk::groth16::proving_key_base> key;
+    if (points) {
+      auto typed = std::make_shared<zk::groth16::proving_key<curve>>();
+      typed->points_h.resize(points);
+      key = typed;
+    } else {
+      key = std::make_shared<zk::groth16::proving_key_base>();
+    }
     key->path = path;
     key->info.curve = zk::curve_id::bn254;
     key->info.n8q = key->info.n8r = 32;
@@ -126,6 +142,17 @@ prover_ops fake_world::ops() {
     self->files[path] = std::string(contents);
   };
   return ops;
+}
+
+std::function<std::optional<file_identity>(const std::string&)> fake_world::identify() {
+  auto self = shared_from_this();
+  return [self](const std::string& path) -> std::optional<file_identity> {
+    std::lock_guard<std::mutex> g(self->mtx);
+    file_identity id;
+    auto it = self->file_versions.find(path);
+    id.size = it == self->file_versions.end() ? 1 : it->second;
+    return id;
+  };
 }
 
 std::shared_ptr<gpu::backend> fake_world::backend() {

@@ -10,10 +10,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "actors/key_cache.hpp"
 #include "actors/memory_manager.hpp"
 #include "actors/prover_ops.hpp"
 #include "gpu/backend.hpp"
@@ -36,12 +38,20 @@ struct fake_world : std::enable_shared_from_this<fake_world> {
   std::chrono::milliseconds synth_delay{0};
   std::chrono::milliseconds prove_delay{0};
   int key_loads = 0;
+  /// Version of each key file as identify() reports it (default 1); bump one
+  /// to make the file look changed on disk.
+  std::map<std::string, uint64_t> file_versions;
+  /// Keys that hold real host bytes: path -> H points (a typed BN254 key).
+  std::map<std::string, size_t> key_points;
 
   void log(std::string e);
   std::vector<std::string> events_of(const std::string& kind) const;
   std::string file(const std::string& path) const;
 
   prover_ops ops();
+  /// A file identity from file_versions (the backend logs "prepare <path>"
+  /// and "evict <path>" for keys made ready and forgotten).
+  std::function<std::optional<file_identity>(const std::string&)> identify();
   std::shared_ptr<gpu::backend> backend();
   /// An on_grant observer that logs "grant <witness>" and checks the budget.
   std::function<void(const grant_event&)> grant_logger(uint64_t budget);

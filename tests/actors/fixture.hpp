@@ -51,6 +51,7 @@ struct det_fixture {
   void start(runtime_config rc) {
     rc.detach = false;
     if (!rc.on_grant) rc.on_grant = world->grant_logger(rc.memory_budget);
+    if (!rc.identify) rc.identify = world->identify();
     rt.emplace(sys, rc, world->ops(), std::vector<std::shared_ptr<gpu::backend>>{world->backend()});
     sched.run();
   }

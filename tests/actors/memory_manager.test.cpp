@@ -196,3 +196,23 @@ TEST_CASE("a GPU worker running dry does not widen pacing when memory is what ho
   CHECK(f.grants().empty());
   CHECK(f.stats().pacing == 1);
 }
+
+TEST_CASE("synthesizers left idle by a round of grants lend their threads to it") {
+  mm_fixture f(1000, 8);
+  for (int i = 0; i < 5; ++i) f.self->send(f.mm, pull_atom::value);  // five idle synthesizers
+  f.sched.run();
+  f.self->send(f.mm, reserve_atom::value, orders(fake_job(1, priority::normal, 2), 100));
+  f.sched.run();
+  CHECK(f.refusals().empty());
+  auto g = f.grants();
+  REQUIRE(g.size() == 2);
+  CHECK(g[0].threads == 3);  // 1 + the three left idle, shared out: 2 and 1
+  CHECK(g[1].threads == 2);
+  // With more partitions than idle synthesizers every grant gets one thread.
+  f.self->send(f.mm, reserve_atom::value, orders(fake_job(2, priority::normal, 5), 100));
+  f.sched.run();
+  CHECK(f.refusals().empty());
+  auto g2 = f.grants();
+  REQUIRE(g2.size() == 3);
+  for (const auto& x : g2) CHECK(x.threads == 1);
+}

@@ -11,7 +11,7 @@ prove observe 0 run --backend cpu --trace trace.json --report report.json --html
   --log-level debug
 log_names observe SYNTH_TIMING GPU_TIMING FIN_TIMING "read_witness_us=" "abc_us=" \
   "upload_us=" "ntt_a_us=" "msm_h_us=" "assembly_us=" "write_us=" "release_us=" \
-  "purge_request_us=" "busy" "hand-off gap p50" "peak RSS"
+  "purge_request_us=" "busy" "hand-off gap p50" "peak RSS" "start-up: first GPU work"
 [ -s report.json ] || fail "no report.json"
 [ -s trace.json ] || fail "no trace.json"
 [ -s report.html ] || fail "no report.html"
@@ -47,6 +47,15 @@ need(len(r["queues"]) > 0, "no queue samples")
 need(all("t_s" in q and "ready_partitions" in q for q in r["queues"]), "queue sample keys")
 need(all(a["t_s"] <= b["t_s"] for a, b in zip(r["queues"], r["queues"][1:])), "queue times")
 need(r["stages"]["prove"]["count"] == 5, "stages: %r" % r["stages"])
+s = r["startup"]
+need(0 < s["first_gpu_work_ms"] <= s["first_proof_ms"] <= r["wall_s"] * 1000, "startup: %r" % s)
+need(len(s["keys"]) == 1 and s["keys"][0]["path"].endswith("circuit.zkey"), "startup keys: %r" % s)
+k = s["keys"][0]
+for f in ("bytes", "read_ms", "to_device_ms", "tables_ms", "tables_bytes", "device_bytes"):
+    need(f in k, "startup key field %s" % f)
+need(k["bytes"] > 0 and k["read_ms"] > 0, "startup key: %r" % k)
+need("bytes" in s["pool"] and "pin_ms" in s["pool"], "startup pool: %r" % s["pool"])
+need(0 < g["gpu_busy_fraction_with_keys"] <= 1, "gpu_busy_fraction_with_keys")
 EOF
 
 # The trace: trace-event JSON with a lane per synthesizer, backend lane,

@@ -2,7 +2,8 @@
 # The control link: submit waits for a server that starts late and its proofs
 # verify; status, await and the exit codes; a second live job with the same
 # id, a path outside --allow-root and a bad job file are refused; --inline
-# proves witnesses the server cannot read; a non-loopback listener without
+# proves witnesses the server cannot read; a key is loaded once across
+# submissions and metrics lists the warm keys; a non-loopback listener without
 # TLS is refused; nothing listening makes a client give up with exit 1.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
@@ -81,6 +82,13 @@ rm -rf "$outside"
 expect_rc 0 metrics "$proofline" metrics --connect "127.0.0.1:$port" --json
 [ "$(json metrics.log 'j["jobs"]["done"]')" = 5 ] || fail "metrics: $(cat metrics.log)"
 [ "$(json metrics.log 'j["partitions"]["done"]')" = 18 ] || fail "metrics: $(cat metrics.log)"
+# Keys stay warm: the small key served jobs one, far and one-again but was
+# read once, and metrics lists both keys.
+loads=$(grep -cF "loading key $small/circuit.zkey" srv.err || true)
+[ "$loads" = 1 ] || fail "the small key was loaded $loads times (warm keys load once): $(cat srv.err)"
+[ "$(json metrics.log 'len(j["keys"])')" = 2 ] || fail "metrics keys: $(cat metrics.log)"
+expect_rc 0 metrics_text "$proofline" metrics --connect "127.0.0.1:$port"
+log_has metrics_text "warm key $small/circuit.zkey"
 
 # 7. Refusals at start and when nothing listens.
 expect_rc 2 both "$proofline" serve --listen 127.0.0.1:0 --insecure --tls-dir "$work/tls"

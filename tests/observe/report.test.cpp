@@ -234,3 +234,59 @@ TEST_CASE("the summary says why a CUDA run has no NVML figure") {
   CHECK(out.str().find("NVML: no samples (libnvidia-ml.so.1: cannot open shared object file)\n") !=
         std::string::npos);
 }
+
+TEST_CASE("start-up: first GPU work and first proof, each key's costs, and busy with key preparation") {
+  auto rec = two_lane_record();  // partitions' device work 10..30 and 34..40, first proof at 21
+  key_startup k;
+  k.path = "circuit.zkey";
+  k.bytes = 3 << 20;
+  k.read = {1, 4};
+  key_preparation d;
+  d.gpu = 0;
+  d.prepare = {4, 9};
+  d.to_device_ms = 2;
+  d.tables_ms = 3;
+  d.tables_bytes = 5 << 20;
+  d.device_bytes = 6 << 20;
+  d.spans = {{"key_upload", 4, 6}, {"key_tables", 6, 9}};
+  k.devices.push_back(d);
+  rec.keys.push_back(k);
+  memory_stats m;
+  m.pool = 64 << 20;
+  m.pool_pinned = true;
+  m.pool_pin_ms = 7.5;
+  rec.memory = m;
+
+  auto r = build_report(rec);
+  REQUIRE(r.startup.first_gpu_work_ms.has_value());
+  CHECK(*r.startup.first_gpu_work_ms == doctest::Approx(4));  // the key's upload
+  REQUIRE(r.startup.first_proof_ms.has_value());
+  CHECK(*r.startup.first_proof_ms == doctest::Approx(23));  // partition 0 finalized at 20 + 3
+  REQUIRE(r.gpus.size() == 1);
+  CHECK(r.gpus[0].util.busy_fraction == doctest::Approx(26.0 / 30.0));  // partitions only
+  // With the key's 5 ms: 31 ms busy over the window 4..40.
+  CHECK(r.gpus[0].busy_fraction_with_keys == doctest::Approx(31.0 / 36.0));
+
+  auto j = json::parse(report_json(r));
+  const auto& s = j["startup"];
+  CHECK(s["first_gpu_work_ms"].get<double>() == doctest::Approx(4));
+  CHECK(s["first_proof_ms"].get<double>() == doctest::Approx(23));
+  REQUIRE(s["keys"].size() == 1);
+  CHECK(s["keys"][0]["path"] == "circuit.zkey");
+  CHECK(s["keys"][0]["bytes"] == (3 << 20));
+  CHECK(s["keys"][0]["read_ms"].get<double>() == doctest::Approx(3));
+  CHECK(s["keys"][0]["to_device_ms"].get<double>() == doctest::Approx(2));
+  CHECK(s["keys"][0]["tables_ms"].get<double>() == doctest::Approx(3));
+  CHECK(s["keys"][0]["tables_bytes"] == (5 << 20));
+  CHECK(s["keys"][0]["device_bytes"] == (6 << 20));
+  CHECK(s["pool"]["bytes"] == (64 << 20));
+  CHECK(s["pool"]["pinned"] == true);
+  CHECK(s["pool"]["pin_ms"].get<double>() == doctest::Approx(7.5));
+  CHECK(j["gpus"][0]["gpu_busy_fraction_with_keys"].get<double>() == doctest::Approx(31.0 / 36.0));
+
+  std::ostringstream line;
+  print_startup(line, r.startup);
+  CHECK(line.str() ==
+        "start-up: first GPU work 4.0 ms, first proof 23.0 ms; key circuit.zkey read 3.0 ms, "
+        "prepared 5.0 ms (to device 2.0 ms, tables 3.0 ms); pool 64 MiB pinned in 7.5 ms\n");
+}

@@ -3,20 +3,19 @@
 // from a file whose layout is wrong. Point sections are read straight into
 // the key's vectors (the file's byte layout is the in-memory layout of
 // affine<G> on a little-endian host: x then y, limbs little-endian, Montgomery
-// form with R = 2^(8 n8q) = 2^(64 N)), by several threads at once, each
-// checking the points it read.
+// form with R = 2^(8 n8q) = 2^(64 N)); the coefficients and the points of
+// every section are read in chunks by one pool of threads (positioned reads,
+// no shared file offset), each job checking what it read.
 #include "zk/formats/zkey.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
-#include <exception>
 #include <functional>
-#include <system_error>
 #include <thread>
 #include <type_traits>
 #include <vector>
 
+#include "zk/common/parallel.hpp"
 #include "zk/formats/binfile.hpp"
 #include "zk/formats/primes.hpp"
 
@@ -236,127 +235,98 @@ constexpr const char* group_name() {
 
 // ---- parallel reading ------------------------------------------------------
 
-/// Splits [0, n) into at most `threads` contiguous chunks and runs
-/// body(begin, end) on each, one chunk on the calling thread. body returns the
-/// first failing index in its chunk, or end. Returns the smallest failing
-/// index overall, or n. An exception thrown by a chunk is rethrown here
-/// (the earliest chunk's first).
-template <class F>
-std::size_t first_failure(std::size_t n, unsigned threads, F&& body) {
-  std::size_t chunks =
-      std::min<std::size_t>(threads, std::max<std::size_t>(1, n / min_points_per_thread));
-  if (chunks <= 1) return body(std::size_t(0), n);
-  std::vector<std::size_t> result(chunks);
-  std::vector<std::exception_ptr> error(chunks);
-  auto run = [&](std::size_t k) {
-    std::size_t b = n * k / chunks, e = n * (k + 1) / chunks;
-    try {
-      std::size_t bad = body(b, e);
-      result[k] = bad < e ? bad : n;
-    } catch (...) {
-      error[k] = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(chunks - 1);
-  std::size_t k = 1;
-  try {
-    for (; k < chunks; ++k) pool.emplace_back(run, k);
-  } catch (const std::system_error&) {
-    // Out of threads: the calling thread runs what could not be started.
-    for (; k < chunks; ++k) run(k);
-  }
-  run(0);
-  for (auto& t : pool) t.join();
-  for (auto& e : error)
-    if (e) std::rethrow_exception(e);
-  return *std::min_element(result.begin(), result.end());
-}
+/// Points read and checked by one job: 2^16 points (4 MiB of BN254 G1), so
+/// the jobs of all sections spread evenly over the threads.
+constexpr std::size_t points_per_job = std::size_t(1) << 16;
 
-/// Runs every job once, on up to `threads` threads (the calling thread
-/// included), each thread taking the next job not yet started. Rethrows the
-/// exception of the earliest job that threw.
-void run_jobs(const std::vector<std::function<void()>>& jobs, unsigned threads) {
-  std::vector<std::exception_ptr> error(jobs.size());
-  std::atomic<std::size_t> next{0};
-  auto worker = [&] {
-    for (std::size_t j; (j = next.fetch_add(1)) < jobs.size();) {
-      try {
-        jobs[j]();
-      } catch (...) {
-        error[j] = std::current_exception();
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  const std::size_t extra = std::min<std::size_t>(threads, jobs.size()) - 1;
-  try {
-    for (std::size_t t = 0; t < extra; ++t) pool.emplace_back(worker);
-  } catch (const std::system_error&) {
-    // Out of threads: fewer workers take the same jobs.
-  }
-  worker();
-  for (auto& t : pool) t.join();
-  for (auto& e : error)
-    if (e) std::rethrow_exception(e);
-}
-
-/// Reads `count` points of section `id` into out (resized unless already
-/// `count` long) and checks them.
+/// Adds jobs that read points [0, count) of section `id` into `out` (already
+/// `count` long) and check them, one chunk each; a job throws the message of
+/// the first bad point of its chunk, so the earliest failing job names the
+/// first bad point of the section.
 template <class C, class A>
-void read_points(const input_file& f, const section& s, uint32_t id, std::size_t count,
-                 std::vector<A>& out, unsigned threads) {
+void add_point_jobs(std::vector<std::function<void()>>& jobs, const input_file& f,
+                    const section& s, uint32_t id, std::size_t count, std::vector<A>& out) {
   static_assert(std::is_trivially_copyable_v<A>);
-  out.resize(count);
-  std::size_t bad = first_failure(count, threads, [&](std::size_t b, std::size_t e) {
-    f.read(s.offset + b * sizeof(A), out.data() + b, (e - b) * sizeof(A));
-    for (std::size_t i = b; i < e; ++i)
-      if (!point_ok(out[i])) return i;
-    return e;
-  });
-  if (bad < count)
-    fail_point<C>(f, out[bad], "point " + std::to_string(bad) + " of " + section_label(id),
-                  group_name<C, A>());
+  for (std::size_t b = 0; b < count; b += points_per_job) {
+    const std::size_t e = std::min(count, b + points_per_job);
+    jobs.push_back([&f, &s, &out, id, b, e] {
+      f.read(s.offset + b * sizeof(A), out.data() + b, (e - b) * sizeof(A));
+      for (std::size_t i = b; i < e; ++i)
+        if (!point_ok(out[i]))
+          fail_point<C>(f, out[i], "point " + std::to_string(i) + " of " + section_label(id),
+                        group_name<C, A>());
+    });
+  }
 }
 
+/// The coefficients of one chunk of section 4, parsed into A's and B's in
+/// file order.
 template <class C>
-void read_coefs(const input_file& f, const section& s, groth16::proving_key<C>& key) {
+struct coef_chunk {
+  std::vector<groth16::coef<C>> a, b;
+};
+
+/// Reads and checks coefficients [first, first + n) into `out`; throws the
+/// message of the first bad one.
+template <class C>
+void read_coef_chunk(const input_file& f, const section& s, const key_info& info, uint64_t first,
+                     uint64_t n, coef_chunk<C>& out) {
   using fr = typename C::fr;
   static_assert(sizeof(fr) == C::fr_bytes);
-  const key_info& info = key.info;
   const uint64_t entry = coef_prefix_bytes + C::fr_bytes;
   const auto r = fr::modulus();
-  std::vector<unsigned char> buf;
-  for (uint64_t first = 0; first < info.n_coefs; first += coefs_per_read) {
-    const uint64_t n = std::min<uint64_t>(coefs_per_read, info.n_coefs - first);
-    buf.resize(n * entry);
-    f.read(s.offset + 4 + first * entry, buf.data(), buf.size());
-    for (uint64_t i = 0; i < n; ++i) {
-      const unsigned char* p = buf.data() + i * entry;
-      uint32_t matrix;
-      groth16::coef<C> c;
-      std::memcpy(&matrix, p, 4);
-      std::memcpy(&c.constraint, p + 4, 4);
-      std::memcpy(&c.signal, p + 8, 4);
-      std::memcpy(c.value.l, p + coef_prefix_bytes, C::fr_bytes);
-      auto where = [&] {
-        return "coefficient " + std::to_string(first + i) + " of " + section_label(sec_coefs) +
-               ": ";
-      };
-      if (matrix > 1)
-        f.fail(where() + "matrix " + std::to_string(matrix) + ", expected 0 (A) or 1 (B)");
-      if (c.constraint >= info.domain_size)
-        f.fail(where() + "constraint " + std::to_string(c.constraint) +
-               " is not below the domain size " + std::to_string(info.domain_size));
-      if (c.signal >= info.n_vars)
-        f.fail(where() + "signal " + std::to_string(c.signal) + " is not below nVars " +
-               std::to_string(info.n_vars));
-      if (!(c.value.montgomery_limbs() < r))
-        f.fail(where() + "value is not below the " + detail::display_name(C::id) +
-               " scalar field prime");
-      (matrix == 0 ? key.coefs_a : key.coefs_b).push_back(c);
-    }
+  std::vector<unsigned char> buf(n * entry);
+  f.read(s.offset + 4 + first * entry, buf.data(), buf.size());
+  for (uint64_t i = 0; i < n; ++i) {
+    const unsigned char* p = buf.data() + i * entry;
+    uint32_t matrix;
+    groth16::coef<C> c;
+    std::memcpy(&matrix, p, 4);
+    std::memcpy(&c.constraint, p + 4, 4);
+    std::memcpy(&c.signal, p + 8, 4);
+    std::memcpy(c.value.l, p + coef_prefix_bytes, C::fr_bytes);
+    auto where = [&] {
+      return "coefficient " + std::to_string(first + i) + " of " + section_label(sec_coefs) + ": ";
+    };
+    if (matrix > 1)
+      f.fail(where() + "matrix " + std::to_string(matrix) + ", expected 0 (A) or 1 (B)");
+    if (c.constraint >= info.domain_size)
+      f.fail(where() + "constraint " + std::to_string(c.constraint) +
+             " is not below the domain size " + std::to_string(info.domain_size));
+    if (c.signal >= info.n_vars)
+      f.fail(where() + "signal " + std::to_string(c.signal) + " is not below nVars " +
+             std::to_string(info.n_vars));
+    if (!(c.value.montgomery_limbs() < r))
+      f.fail(where() + "value is not below the " + detail::display_name(C::id) +
+             " scalar field prime");
+    (matrix == 0 ? out.a : out.b).push_back(c);
   }
+}
+
+/// Concatenates the chunks' A and B coefficients into the key, in file
+/// order, copying chunks on up to `threads` threads.
+template <class C>
+void join_coefs(std::vector<coef_chunk<C>>& chunks, groth16::proving_key<C>& key,
+                unsigned threads) {
+  std::size_t na = 0, nb = 0;
+  for (const auto& c : chunks) {
+    na += c.a.size();
+    nb += c.b.size();
+  }
+  key.coefs_a.resize(na);
+  key.coefs_b.resize(nb);
+  std::vector<std::function<void()>> jobs;
+  std::size_t at_a = 0, at_b = 0;
+  for (auto& c : chunks) {
+    jobs.push_back([&c, &key, at_a, at_b] {
+      std::copy(c.a.begin(), c.a.end(), key.coefs_a.begin() + at_a);
+      std::copy(c.b.begin(), c.b.end(), key.coefs_b.begin() + at_b);
+      c = {};
+    });
+    at_a += c.a.size();
+    at_b += c.b.size();
+  }
+  zk::run_jobs(jobs, threads);
 }
 
 template <class C>
@@ -387,25 +357,43 @@ groth16::key_ptr load_typed(const input_file& f, const zkey_layout& L, unsigned 
   header_point(key->delta2, "delta2");
 
   // Sizing a point vector value-initialises it, which first-touches every
-  // page: on one thread that was two thirds of loading a 2^20 key (0.17 s of
-  // 0.25 s for BN254 on the GPU host). The five vectors are sized at once,
-  // while the coefficients are parsed; small keys do it all on this thread.
+  // page: on one thread that was two thirds of loading a 2^20 key. The five
+  // vectors are sized at once, while the coefficients are parsed in chunks;
+  // then the chunks of every point section are read and checked by one pool
+  // of threads, with no barrier between sections. Jobs run in file order of
+  // checks (coefficients, then sections 3, 5, 6, 7, 8, 9), and the earliest
+  // job that fails names the error, so messages are those of a sequential read.
   const key_info& info = L.info;
-  const auto sizing_threads = static_cast<unsigned>(std::min<std::size_t>(
+  const uint64_t coef_jobs = (info.n_coefs + coefs_per_read - 1) / coefs_per_read;
+  std::vector<coef_chunk<C>> coefs(coef_jobs);
+  std::vector<std::function<void()>> first;
+  for (uint64_t j = 0; j < coef_jobs; ++j) {
+    const uint64_t begin = j * coefs_per_read;
+    const uint64_t n = std::min<uint64_t>(coefs_per_read, info.n_coefs - begin);
+    first.push_back(
+        [&, j, begin, n] { read_coef_chunk<C>(f, L.sec[sec_coefs], info, begin, n, coefs[j]); });
+  }
+  first.push_back([&] { key->points_a.resize(info.n_vars); });
+  first.push_back([&] { key->points_b1.resize(info.n_vars); });
+  first.push_back([&] { key->points_b2.resize(info.n_vars); });
+  first.push_back([&] { key->points_c.resize(info.n_private()); });
+  first.push_back([&] { key->points_h.resize(info.domain_size); });
+  first.push_back([&] { key->ic.resize(info.n_public + std::size_t(1)); });
+  // Small keys do it all on this thread.
+  const auto pool = static_cast<unsigned>(std::min<std::size_t>(
       threads, std::max<std::size_t>(1, info.domain_size / min_points_per_thread)));
-  run_jobs({[&] { key->points_a.resize(info.n_vars); },
-            [&] { key->points_b1.resize(info.n_vars); },
-            [&] { key->points_b2.resize(info.n_vars); },
-            [&] { key->points_c.resize(info.n_private()); },
-            [&] { key->points_h.resize(info.domain_size); },
-            [&] { read_coefs<C>(f, L.sec[sec_coefs], *key); }},
-           sizing_threads);
-  read_points<C>(f, L.sec[sec_ic], sec_ic, info.n_public + std::size_t(1), key->ic, threads);
-  read_points<C>(f, L.sec[sec_a], sec_a, info.n_vars, key->points_a, threads);
-  read_points<C>(f, L.sec[sec_b1], sec_b1, info.n_vars, key->points_b1, threads);
-  read_points<C>(f, L.sec[sec_b2], sec_b2, info.n_vars, key->points_b2, threads);
-  read_points<C>(f, L.sec[sec_c], sec_c, info.n_private(), key->points_c, threads);
-  read_points<C>(f, L.sec[sec_h], sec_h, info.domain_size, key->points_h, threads);
+  zk::run_jobs(first, pool);
+
+  std::vector<std::function<void()>> points;
+  add_point_jobs<C>(points, f, L.sec[sec_ic], sec_ic, key->ic.size(), key->ic);
+  add_point_jobs<C>(points, f, L.sec[sec_a], sec_a, info.n_vars, key->points_a);
+  add_point_jobs<C>(points, f, L.sec[sec_b1], sec_b1, info.n_vars, key->points_b1);
+  add_point_jobs<C>(points, f, L.sec[sec_b2], sec_b2, info.n_vars, key->points_b2);
+  add_point_jobs<C>(points, f, L.sec[sec_c], sec_c, info.n_private(), key->points_c);
+  add_point_jobs<C>(points, f, L.sec[sec_h], sec_h, info.domain_size, key->points_h);
+  // The coefficients are joined while the points are read.
+  points.insert(points.begin(), [&] { join_coefs<C>(coefs, *key, 1); });
+  zk::run_jobs(points, pool);
   return key;
 }
 

@@ -2,12 +2,16 @@
 
 #include <sys/random.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <system_error>
+#include <vector>
+
+#include "zk/common/parallel.hpp"
 
 namespace proofline::zk::groth16 {
 
@@ -17,14 +21,13 @@ namespace {
 /// value is c * R^2 (raw limbs) and w[signal] standard form, so their
 /// Montgomery product c * R^2 * w * R^-1 is the Montgomery form of c * w.
 template <class C>
-void accumulate(const std::vector<coef<C>>& coefs, const key_info& info,
+void accumulate(const coef<C>* coefs, std::size_t count, const key_info& info,
                 const typename C::scalar* witness, typename C::fr* out, const char* matrix) {
   using fr = typename C::fr;
   // Signals are scattered over the witness (tens of MiB at 2^20), so most
   // reads miss every cache; asking for the witness value a few coefficients
   // ahead overlaps those misses with the products in between.
   constexpr std::size_t ahead = 16;
-  const std::size_t count = coefs.size();
   for (std::size_t i = 0; i < count; ++i) {
     if (i + ahead < count) {
       const auto& next = coefs[i + ahead];
@@ -41,17 +44,70 @@ void accumulate(const std::vector<coef<C>>& coefs, const key_info& info,
   }
 }
 
+/// One matrix on up to `threads` threads: the coefficients are cut into
+/// contiguous chunks (never inside a run of one constraint); when the
+/// chunks' constraint ranges are disjoint no two threads write one row, and
+/// each chunk is accumulated on its own thread. Otherwise one thread does it.
+template <class C>
+void accumulate_parallel(const std::vector<coef<C>>& coefs, const key_info& info,
+                         const typename C::scalar* witness, typename C::fr* out,
+                         const char* matrix, unsigned threads, std::size_t min_per_thread) {
+  const std::size_t count = coefs.size();
+  const std::size_t chunks = std::min<std::size_t>(
+      std::max(1u, threads), std::max<std::size_t>(1, count / std::max<std::size_t>(1, min_per_thread)));
+  if (chunks <= 1) {
+    accumulate<C>(coefs.data(), count, info, witness, out, matrix);
+    return;
+  }
+  std::vector<std::size_t> cut(chunks + 1, count);
+  cut[0] = 0;
+  for (std::size_t k = 1; k < chunks; ++k) {
+    std::size_t at = std::max(cut[k - 1], count * k / chunks);
+    while (at > cut[k - 1] && at < count && coefs[at].constraint == coefs[at - 1].constraint) ++at;
+    cut[k] = at;
+  }
+  struct range {
+    uint32_t lo = UINT32_MAX, hi = 0;
+  };
+  std::vector<range> ranges(chunks);
+  parallel_chunks(chunks, static_cast<unsigned>(chunks), 1, [&](std::size_t b, std::size_t e) {
+    for (std::size_t k = b; k < e; ++k)
+      for (std::size_t i = cut[k]; i < cut[k + 1]; ++i) {
+        ranges[k].lo = std::min(ranges[k].lo, coefs[i].constraint);
+        ranges[k].hi = std::max(ranges[k].hi, coefs[i].constraint);
+      }
+  });
+  std::vector<range> sorted;
+  for (const auto& r : ranges)
+    if (r.lo <= r.hi) sorted.push_back(r);
+  std::sort(sorted.begin(), sorted.end(), [](const range& x, const range& y) { return x.lo < y.lo; });
+  for (std::size_t k = 1; k < sorted.size(); ++k)
+    if (sorted[k].lo <= sorted[k - 1].hi) {
+      accumulate<C>(coefs.data(), count, info, witness, out, matrix);
+      return;
+    }
+  parallel_chunks(chunks, static_cast<unsigned>(chunks), 1, [&](std::size_t b, std::size_t e) {
+    for (std::size_t k = b; k < e; ++k)
+      accumulate<C>(coefs.data() + cut[k], cut[k + 1] - cut[k], info, witness, out, matrix);
+  });
+}
+
 }  // namespace
 
 template <class C>
 void synthesize_abc(const proving_key<C>& key, const typename C::scalar* witness,
-                    typename C::fr* a, typename C::fr* b, typename C::fr* c) {
+                    typename C::fr* a, typename C::fr* b, typename C::fr* c, unsigned threads,
+                    std::size_t min_per_thread) {
   using fr = typename C::fr;
   const std::size_t n = key.info.domain_size;
-  for (std::size_t i = 0; i < n; ++i) a[i] = b[i] = fr::zero();
-  accumulate<C>(key.coefs_a, key.info, witness, a, "A");
-  accumulate<C>(key.coefs_b, key.info, witness, b, "B");
-  for (std::size_t i = 0; i < n; ++i) c[i] = a[i] * b[i];
+  parallel_chunks(n, threads, min_per_thread, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) a[i] = b[i] = fr::zero();
+  });
+  accumulate_parallel<C>(key.coefs_a, key.info, witness, a, "A", threads, min_per_thread);
+  accumulate_parallel<C>(key.coefs_b, key.info, witness, b, "B", threads, min_per_thread);
+  parallel_chunks(n, threads, min_per_thread, [&](std::size_t lo, std::size_t hi) {
+    for (std::size_t i = lo; i < hi; ++i) c[i] = a[i] * b[i];
+  });
 }
 
 template <class C>
@@ -104,7 +160,7 @@ typename C::fr random_scalar() {
 
 #define PROOFLINE_INSTANTIATE_PROVER(C)                                                           \
   template void synthesize_abc<C>(const proving_key<C>&, const C::scalar*, C::fr*, C::fr*,       \
-                                  C::fr*);                                                        \
+                                  C::fr*, unsigned, std::size_t);                                 \
   template proof<C> assemble<C>(const proving_key<C>&, const msm_results<C>&, const C::fr&,      \
                                 const C::fr&);                                                    \
   template C::fr random_scalar<C>();

@@ -16,10 +16,17 @@
 namespace proofline::zk::groth16 {
 
 /// Fills a, b, c[0 .. domain_size) for one witness (standard form,
-/// key.info.n_vars values). Rows past the last constraint are zero.
+/// key.info.n_vars values). Rows past the last constraint are zero. With
+/// `threads` > 1 the rows and the coefficients are split over that many
+/// threads (a chunk of coefficients per thread when the chunks' constraint
+/// ranges do not overlap, as in snarkjs keys, whose coefficients come sorted
+/// by constraint; one thread otherwise). The field sums are exact, so the
+/// result is the same bit for bit whatever the split. Below `min_per_thread`
+/// rows or coefficients per thread, fewer threads are used (tests lower it).
 template <class C>
 void synthesize_abc(const proving_key<C>& key, const typename C::scalar* witness,
-                    typename C::fr* a, typename C::fr* b, typename C::fr* c);
+                    typename C::fr* a, typename C::fr* b, typename C::fr* c, unsigned threads = 1,
+                    std::size_t min_per_thread = std::size_t(1) << 14);
 
 /// pi_a = A·w + alpha1 + r·delta1
 /// pi_b = B2·w + beta2 + s·delta2

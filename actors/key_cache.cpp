@@ -1,0 +1,258 @@
+#include "actors/key_cache.hpp"
+
+#include <caf/event_based_actor.hpp>
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include <spdlog/spdlog.h>
+
+#include "actors/key_loader.hpp"
+#include "memory/size.hpp"
+
+namespace proofline {
+
+std::optional<file_identity> identify_file(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  file_identity id;
+  id.size = static_cast<uint64_t>(st.st_size);
+  id.mtime_ns = static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+  id.inode = static_cast<uint64_t>(st.st_ino);
+  id.device = static_cast<uint64_t>(st.st_dev);
+  return id;
+}
+
+uint64_t key_host_bytes(const zk::groth16::proving_key_base& key) {
+  return zk::visit_curve(key.info.curve, [&](auto curve) -> uint64_t {
+    using C = decltype(curve);
+    auto* typed = dynamic_cast<const zk::groth16::proving_key<C>*>(&key);
+    return typed ? typed->bytes() : 0;
+  });
+}
+
+key_cache_actor::behavior_type key_cache(key_cache_pointer self, key_cache_config cfg) {
+  self->state.cfg = std::move(cfg);
+  self->state.self = self;
+  return {
+      [=](key_atom, const std::string& path) { return self->state.request(path, false); },
+      [=](key_users_atom, const zk::groth16::key_ptr& key, int32_t delta) {
+        self->state.add_users(key, delta);
+      },
+      [=](preload_atom, const std::string& path) { return self->state.request(path, true); },
+      [=](evict_atom, uint64_t bytes) { return self->state.evict_idle(bytes); },
+      [=](warm_keys_atom) { return self->state.list(); },
+      [=](prepared_atom, const zk::groth16::key_ptr& key, const key_preparation& p) {
+        self->state.on_prepared(key, p);
+      },
+      [=](startup_atom) { return self->state.history; },
+  };
+}
+
+caf::result<key_load_result> key_cache_state::request(const std::string& path, bool preload) {
+  auto identity = cfg.identify(path);
+  auto it = keys.find(path);
+  if (it != keys.end() && !it->second.key) {  // loading: wait for it
+    auto rp = self->make_response_promise<key_load_result>();
+    (preload ? it->second.preloads : it->second.waiting).push_back(rp);
+    return rp;
+  }
+  if (it != keys.end()) {
+    cached_key& k = it->second;
+    if (k.identity == identity) {
+      if (!preload) {
+        ++k.users;
+        k.last_use_ms = cfg.clock.now_ms();
+        k.last_use = ++tick;
+        tell_memory(path);
+      }
+      spdlog::debug("key {} is loaded ({}, {} user(s))", path, memory::format_bytes(k.bytes),
+                    k.users);
+      return key_load_result{k.key, {}};
+    }
+    // The file changed (or cannot be read any more): its jobs keep the version
+    // they hold, later ones get the file as it is now.
+    spdlog::info("key {} changed on disk since it was loaded: loading it again", path);
+    if (k.users > 0) {
+      retired.emplace(path, std::move(k));
+      keys.erase(it);
+    } else {
+      drop(path);
+    }
+  }
+  cached_key& k = keys[path];
+  k.identity = identity;
+  auto rp = self->make_response_promise<key_load_result>();
+  (preload ? k.preloads : k.waiting).push_back(rp);
+  start_loading(path);
+  return rp;
+}
+
+void key_cache_state::start_loading(const std::string& path) {
+  cached_key& k = keys[path];
+  k.load_start_ms = cfg.clock.now_ms();
+  k.loader = cfg.detach_loaders ? self->spawn<caf::detached>(key_loader, cfg.load)
+                                : self->spawn(key_loader, cfg.load);
+  spdlog::info("loading key {}", path);
+  auto me = self;
+  self->request(k.loader, caf::infinite, load_atom::value, path)
+      .then([=](const key_load_result& r) { me->state.on_loaded(path, r); },
+            [=](caf::error& e) {
+              me->state.on_loaded(
+                  path, {nullptr, {path, path + ": key loader failed: " + me->system().render(e)}});
+            });
+}
+
+void key_cache_state::on_loaded(const std::string& path, const key_load_result& r) {
+  auto it = keys.find(path);
+  if (it == keys.end()) return;
+  cached_key& k = it->second;
+  k.loader = nullptr;
+  auto waiting = std::move(k.waiting);
+  auto preloads = std::move(k.preloads);
+  k.waiting.clear();
+  k.preloads.clear();
+  if (!r.key) {
+    // Not cached: a later job naming the same file tries again.
+    keys.erase(it);
+    spdlog::error("{}", r.error.message);
+    for (auto& rp : waiting) rp.deliver(r);
+    for (auto& rp : preloads) rp.deliver(r);
+    return;
+  }
+  k.key = r.key;
+  k.bytes = key_host_bytes(*r.key);
+  k.users = static_cast<uint32_t>(waiting.size());
+  k.last_use_ms = cfg.clock.now_ms();
+  k.last_use = ++tick;
+  key_startup record;
+  record.path = path;
+  record.bytes = k.bytes;
+  record.read = {k.load_start_ms, k.last_use_ms};
+  history.push_back(std::move(record));
+  history_keys.push_back(r.key);
+  const auto& info = r.key->info;
+  spdlog::info("key {}: {}, {} variables, {} public, domain 2^{}", path,
+               zk::to_string(info.curve), info.n_vars, info.n_public, info.log_domain);
+  // The memory manager hears of the key before its jobs' reservations.
+  tell_memory(path);
+  for (auto& rp : waiting) rp.deliver(r);
+  for (auto& rp : preloads) rp.deliver(r);
+  if (cfg.key_ready) cfg.key_ready(r.key);
+  if (k.users == 0 && !cfg.keep_warm) drop(path);
+}
+
+void key_cache_state::add_users(const zk::groth16::key_ptr& key, int32_t delta) {
+  if (!key || delta == 0) return;
+  auto apply = [&](cached_key& k) {
+    int64_t users = static_cast<int64_t>(k.users) + delta;
+    k.users = static_cast<uint32_t>(std::max<int64_t>(0, users));
+    k.last_use_ms = cfg.clock.now_ms();
+    k.last_use = ++tick;
+  };
+  for (auto it = keys.begin(); it != keys.end(); ++it) {
+    if (it->second.key != key) continue;
+    apply(it->second);
+    if (it->second.users == 0 && !cfg.keep_warm)
+      drop(it->first);
+    else
+      tell_memory(it->first);
+    return;
+  }
+  for (auto it = retired.begin(); it != retired.end(); ++it) {
+    if (it->second.key != key) continue;
+    apply(it->second);
+    if (it->second.users > 0) return;
+    std::string path = it->first;
+    retired.erase(it);
+    if (cfg.key_evicted) cfg.key_evicted(key);
+    tell_memory(path);
+    return;
+  }
+}
+
+uint64_t key_cache_state::evict_idle(uint64_t bytes) {
+  std::vector<std::pair<uint64_t, std::string>> idle;
+  for (const auto& [path, k] : keys)
+    if (k.key && k.users == 0) idle.emplace_back(k.last_use, path);
+  std::sort(idle.begin(), idle.end());
+  uint64_t freed = 0;
+  for (const auto& [last_use, path] : idle) {
+    if (freed >= bytes) break;
+    const cached_key& k = keys[path];
+    uint64_t held = k.bytes;
+    spdlog::info("key {} evicted ({}, idle {:.1f} s): the memory budget needs room", path,
+                 memory::format_bytes(held), (cfg.clock.now_ms() - k.last_use_ms) / 1000.0);
+    freed += held;
+    drop(path);
+  }
+  return freed;
+}
+
+void key_cache_state::drop(const std::string& path) {
+  auto it = keys.find(path);
+  if (it == keys.end()) return;
+  auto key = std::move(it->second.key);
+  keys.erase(it);
+  tell_memory(path);
+  if (key && cfg.key_evicted) cfg.key_evicted(key);
+}
+
+void key_cache_state::tell_memory(const std::string& path) {
+  uint64_t bytes = 0;
+  bool idle = false;
+  if (auto it = keys.find(path); it != keys.end() && it->second.key) {
+    bytes += it->second.bytes;
+    idle = it->second.users == 0 && cfg.keep_warm;
+  }
+  auto [first, last] = retired.equal_range(path);
+  for (auto r = first; r != last; ++r) {
+    bytes += r->second.bytes;
+    idle = false;  // an older version is still in use
+  }
+  auto told = told_idle.find(path);
+  bool was_known = told != told_idle.end();
+  bool was_idle = was_known && told->second;
+  if (!was_known || bytes == 0 || told_bytes[path] != bytes)
+    self->send(cfg.memory, key_memory_atom::value, path, bytes);
+  if (bytes == 0) {
+    told_idle.erase(path);
+    told_bytes.erase(path);
+    return;
+  }
+  told_bytes[path] = bytes;
+  if (!was_known || was_idle != idle) self->send(cfg.memory, key_idle_atom::value, path, idle);
+  told_idle[path] = idle;
+}
+
+void key_cache_state::on_prepared(const zk::groth16::key_ptr& key, const key_preparation& p) {
+  for (size_t i = history.size(); i-- > 0;)
+    if (history_keys[i].lock() == key) {
+      history[i].devices.push_back(p);
+      return;
+    }
+}
+
+std::vector<warm_key> key_cache_state::list() const {
+  const double now = cfg.clock.now_ms();
+  std::vector<warm_key> out;
+  auto add = [&](const std::string& path, const cached_key& k) {
+    if (!k.key) return;
+    warm_key w;
+    w.path = path;
+    w.bytes = k.bytes;
+    w.users = k.users;
+    w.last_use_ms = k.last_use_ms;
+    w.idle_ms = k.users ? 0 : now - k.last_use_ms;
+    out.push_back(std::move(w));
+  };
+  for (const auto& [path, k] : keys) add(path, k);
+  for (const auto& [path, k] : retired) add(path, k);
+  std::stable_sort(out.begin(), out.end(), [](const warm_key& a, const warm_key& b) {
+    return a.last_use_ms < b.last_use_ms;
+  });
+  return out;
+}
+
+}  // namespace proofline

@@ -1,0 +1,151 @@
+// The key cache under the deterministic scheduler: keys stay warm across
+// submissions (no second load, no second prepare), a changed file is loaded
+// again, and idle keys are evicted least recently used first when the memory
+// budget needs room.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "tests/actors/fixture.hpp"
+
+using namespace proofline;
+using namespace proofline::test;
+using strings = std::vector<std::string>;
+
+namespace {
+
+runtime_config warm_config(uint64_t budget = 1 << 20) {
+  runtime_config rc;
+  rc.memory_budget = budget;
+  rc.synthesizers = 1;
+  rc.finalizers = 1;
+  rc.keep_keys = true;
+  return rc;
+}
+
+/// Bytes of a fake key with `points` H points (BN254 affine G1: 64 bytes each).
+constexpr uint64_t key_bytes(size_t points) { return 64 * points; }
+
+std::vector<warm_key> warm_keys(det_fixture& f) {
+  f.sched.run();
+  f.self->send(f.rt->keys(), warm_keys_atom::value);
+  f.sched.run();
+  return f.fetch<std::vector<warm_key>>();
+}
+
+strings paths(const std::vector<warm_key>& keys) {
+  strings out;
+  for (const auto& k : keys) out.push_back(k.path);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "a second submission of a warm key neither loads nor prepares it again") {
+  start(warm_config());
+  CHECK(report(submit(make_job("a", {"a0.wtns", "a1.wtns"}))).state == job_state::done);
+  CHECK(report(submit(make_job("b", {"b0.wtns"}))).state == job_state::done);
+  CHECK(world->key_loads == 1);
+  CHECK(world->events_of("prepare") == strings{"circuit.zkey"});
+  CHECK(world->events_of("evict").empty());
+  auto keys = warm_keys(*this);
+  REQUIRE(keys.size() == 1);
+  CHECK(keys[0].path == "circuit.zkey");
+  CHECK(keys[0].users == 0);
+}
+
+TEST_CASE_FIXTURE(det_fixture, "without keep_keys (run) a key is dropped after its last job") {
+  auto rc = warm_config();
+  rc.keep_keys = false;
+  start(rc);
+  CHECK(report(submit(make_job("a", {"a0.wtns"}))).state == job_state::done);
+  CHECK(warm_keys(*this).empty());
+  CHECK(report(submit(make_job("b", {"b0.wtns"}))).state == job_state::done);
+  CHECK(world->key_loads == 2);
+  CHECK(memory().keys == 0);
+}
+
+TEST_CASE_FIXTURE(det_fixture, "a key whose file changed is loaded again and the old one forgotten") {
+  start(warm_config());
+  CHECK(report(submit(make_job("a", {"a0.wtns"}))).state == job_state::done);
+  {
+    std::lock_guard<std::mutex> g(world->mtx);
+    world->file_versions["circuit.zkey"] = 2;  // the file on disk changed
+  }
+  CHECK(report(submit(make_job("b", {"b0.wtns"}))).state == job_state::done);
+  CHECK(world->key_loads == 2);
+  CHECK(world->events_of("prepare") == strings{"circuit.zkey", "circuit.zkey"});
+  CHECK(world->events_of("evict") == strings{"circuit.zkey"});  // the first version's device state
+  CHECK(report(submit(make_job("c", {"c0.wtns"}))).state == job_state::done);
+  CHECK(world->key_loads == 2);  // unchanged since: warm
+  CHECK(warm_keys(*this).size() == 1);
+}
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "a key whose file changed while in use stays with its user; the next gets the new one") {
+  start(warm_config());
+  auto ask = [&] {
+    self->send(rt->keys(), key_atom::value, std::string("circuit.zkey"));
+    sched.run();
+    return fetch<key_load_result>();
+  };
+  auto first = ask();
+  {
+    std::lock_guard<std::mutex> g(world->mtx);
+    world->file_versions["circuit.zkey"] = 7;
+  }
+  auto second = ask();
+  REQUIRE(first.key);
+  REQUIRE(second.key);
+  CHECK(first.key != second.key);
+  CHECK(world->key_loads == 2);
+  CHECK(world->events_of("evict").empty());  // the first is still in use
+  CHECK(warm_keys(*this).size() == 2);
+  self->send(rt->keys(), key_users_atom::value, first.key, int32_t{-1});
+  auto keys = warm_keys(*this);
+  REQUIRE(keys.size() == 1);
+  CHECK(keys[0].users == 1);  // the second, still held
+  CHECK(world->events_of("evict") == strings{"circuit.zkey"});
+  CHECK(ask().key == second.key);
+}
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "idle keys are evicted least recently used first when the budget needs room") {
+  constexpr size_t points = 1000;
+  for (auto p : {"k1.zkey", "k2.zkey", "k3.zkey"}) world->key_points[p] = points;
+  // Two keys and a partition fit; a third key does not.
+  start(warm_config(2 * key_bytes(points) + 3 * fake_partition_bytes));
+  auto job = [](std::string id, std::string key) {
+    return make_job(id, {id + ".wtns"}, priority::normal, key);
+  };
+  CHECK(report(submit(job("a", "k1.zkey"))).state == job_state::done);
+  CHECK(report(submit(job("b", "k2.zkey"))).state == job_state::done);
+  CHECK(report(submit(job("c", "k1.zkey"))).state == job_state::done);  // k1 used last
+  CHECK(world->key_loads == 2);
+  CHECK(paths(warm_keys(*this)) == strings{"k2.zkey", "k1.zkey"});
+  CHECK(memory().keys == 2 * key_bytes(points));
+
+  CHECK(report(submit(job("d", "k3.zkey"))).state == job_state::done);
+  CHECK(world->events_of("evict") == strings{"k2.zkey"});  // least recently used, and only it
+  CHECK(paths(warm_keys(*this)) == strings{"k1.zkey", "k3.zkey"});
+  auto m = memory();
+  CHECK(m.keys == 2 * key_bytes(points));
+  CHECK(world->grants_over_budget == 0);
+
+  CHECK(report(submit(job("e", "k1.zkey"))).state == job_state::done);  // still warm
+  CHECK(world->key_loads == 3);
+}
+
+TEST_CASE_FIXTURE(det_fixture, "a preloaded key is ready before its first job and not loaded again") {
+  start(warm_config());
+  self->send(rt->keys(), preload_atom::value, std::string("circuit.zkey"));
+  sched.run();
+  auto r = fetch<key_load_result>();
+  REQUIRE(r.key);
+  CHECK(world->events_of("prepare") == strings{"circuit.zkey"});
+  CHECK(warm_keys(*this).at(0).users == 0);
+  CHECK(report(submit(make_job("a", {"a0.wtns"}))).state == job_state::done);
+  CHECK(world->key_loads == 1);
+  CHECK(world->events_of("prepare").size() == 1);
+}
