@@ -13,6 +13,7 @@
 
 #include "zk/formats/error.hpp"
 #include "zk/groth16/proof.hpp"
+#include "zk/groth16/verifying_key.hpp"
 
 namespace proofline::zk::formats {
 
@@ -27,12 +28,7 @@ std::string public_to_json(const typename C::scalar* values, std::size_t count);
 
 /// A Groth16 verification key as `snarkjs zkey export verificationkey` writes it.
 template <class C>
-struct verification_key {
-  uint32_t n_public = 0;
-  typename C::g1_affine alpha1;
-  typename C::g2_affine beta2, gamma2, delta2;
-  std::vector<typename C::g1_affine> ic;  ///< n_public + 1 points
-};
+using verification_key = groth16::verifying_key<C>;
 
 /// Reads verification_key.json: protocol "groth16", curve C::snarkjs_name,
 /// every coordinate a decimal below q, every point on its curve, IC of
