@@ -12,6 +12,7 @@
 #include "app/client_command.hpp"
 #include "app/serve_command.hpp"
 #include "app/submit_command.hpp"
+#include "app/verify_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace proofline::app;
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   add_submit_command(commands);
   add_client_commands(commands);  // status, cancel, await, metrics
   add_bench_command(commands);    // bench memory (app/bench_command.hpp)
+  add_verify_command(commands);   // verify a proof by pairing (app/verify_command.hpp)
 
   if (auto code = commands.parse(argc, argv, std::cout, std::cerr)) return *code;
   try {

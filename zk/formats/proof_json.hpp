@@ -36,9 +36,11 @@ using verification_key = groth16::verifying_key<C>;
 template <class C>
 verification_key<C> read_verification_key(const std::string& path);
 
-/// Reads proof.json with the same checks. Throws format_error.
+/// Reads proof.json with the same checks; with check_curve false, points off
+/// their curve are returned as read (for a verifier that reports them as an
+/// invalid proof rather than an unreadable file). Throws format_error.
 template <class C>
-groth16::proof<C> read_proof(const std::string& path);
+groth16::proof<C> read_proof(const std::string& path, bool check_curve = true);
 
 /// Reads public.json: an array of decimal strings below r. Throws format_error.
 template <class C>
