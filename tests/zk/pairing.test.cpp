@@ -315,3 +315,12 @@ TEST_CASE_TEMPLATE("subgroup checks accept multiples of the generators only", C,
   off.y = off.y + C::fq::one();
   CHECK(!pairing::in_subgroup<C>(off));
 }
+
+TEST_CASE_TEMPLATE("cyclotomic squaring equals squaring in the cyclotomic subgroup", C, PL_CURVES) {
+  std::mt19937_64 rng(test::test_seed() + 5);
+  auto f = random_fq12<C>(rng);
+  f = f.conjugate() * f.inverse();  // the easy part: now f^(p^6 + 1) = 1
+  f = f.frobenius(2) * f;
+  CHECK(f.cyclotomic_sqr() == f.sqr());
+  CHECK(f.cyclotomic_sqr().cyclotomic_sqr() == f.sqr().sqr());
+}

@@ -118,7 +118,12 @@ typename C::g2_affine twist_frobenius(const typename C::g2_affine& q) {
 /// easy part), where the conjugate is the inverse.
 template <class C>
 gt<C> pow_x(const gt<C>& f) {
-  auto r = pow(f, ff::bigint<1>{{params<C>::x_abs}});
+  constexpr uint64_t x = params<C>::x_abs;
+  gt<C> r = f;
+  for (int i = 62 - __builtin_clzll(x) ; i >= 0; --i) {
+    r = r.cyclotomic_sqr();
+    if ((x >> i) & 1) r = r * f;
+  }
   return params<C>::x_negative ? r.conjugate() : r;
 }
 

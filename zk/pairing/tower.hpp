@@ -150,6 +150,33 @@ struct fq12 {
     return {s, ab.dbl()};
   }
 
+  /// The square of an element of the cyclotomic subgroup (a^(p^6 + 1) = 1,
+  /// as after the easy part of the final exponentiation): Granger, Scott,
+  /// "Faster squaring in the cyclotomic subgroup of sixth degree extensions"
+  /// (PKC 2010), over the three Fq4 = Fq2[y] / (y^2 - xi) pairs (c0.c0, c1.c1),
+  /// (c1.c0, c0.c2), (c0.c1, c1.c2): 6 Fq2 products instead of 12.
+  fq12 cyclotomic_sqr() const {
+    // (a + b y)^2 = (a^2 + xi b^2) + 2ab y, with a^2 + xi b^2 = (a + b)(a + xi b) - ab - xi ab.
+    auto fq4_sqr = [](const fq2& a, const fq2& b, fq2& r0, fq2& r1) {
+      fq2 ab = a * b;
+      r0 = (a + b) * (a + mul_by_xi<C>(b)) - ab - mul_by_xi<C>(ab);
+      r1 = ab.dbl();
+    };
+    fq2 t0, t1, t2, t3, t4, t5;
+    fq4_sqr(c0.c0, c1.c1, t0, t1);
+    fq4_sqr(c1.c0, c0.c2, t2, t3);
+    fq4_sqr(c0.c1, c1.c2, t4, t5);
+    const fq2 t5xi = mul_by_xi<C>(t5);
+    fq12 r;
+    r.c0.c0 = (t0 - c0.c0).dbl() + t0;  // 3 t0 - 2 z0
+    r.c1.c1 = (t1 + c1.c1).dbl() + t1;  // 3 t1 + 2 z1
+    r.c1.c0 = (t5xi + c1.c0).dbl() + t5xi;
+    r.c0.c2 = (t4 - c0.c2).dbl() + t4;
+    r.c0.c1 = (t2 - c0.c1).dbl() + t2;
+    r.c1.c2 = (t3 + c1.c2).dbl() + t3;
+    return r;
+  }
+
   /// a^(p^6): negates the w part. The inverse on the cyclotomic subgroup,
   /// where every final exponentiation's result lies.
   fq12 conjugate() const { return {c0, -c1}; }
