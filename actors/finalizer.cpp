@@ -4,12 +4,19 @@
 
 #include <spdlog/spdlog.h>
 
+#include <stdexcept>
+
 #include "memory/thread_arena.hpp"
 #include "zk/formats/error.hpp"
 
 namespace proofline {
 
 namespace {
+
+/// A proof that failed its pairing self-check.
+struct proof_check_failed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 /// On the actor's own thread (its first message): binds the thread to the
 /// finalizer's arena and names it.
@@ -49,19 +56,30 @@ void finalize_partition(finalizer_pointer self, proved_partition& p) {
   std::string proof_name = job.proof_name(part.index);
   std::string public_name = job.public_name(part.index);
   file_error error;
-  bool ok = false;
+  bool ok = false, retryable = false;
+  finalized_files files;
   // Step boundaries for FIN_TIMING, ms on the run clock.
   double assembled = part.spans.finalize.start, written = assembled;
   bool cancelled = job.cancelled.load(std::memory_order_acquire);  // then nothing is written
   if (!cancelled) try {
-    auto files = cfg.finalize(job.key, p.data, p.result);
+    files = cfg.finalize(job.key, p.data, p.result);
     assembled = written = cfg.clock.now_ms();
+    if (files.checked && !files.verified) {
+      // A bad proof is never written; the registry has the partition proved again.
+      const std::string backend = part.spans.gpu >= 0 ? "backend " + std::to_string(part.spans.gpu)
+                                                      : std::string("the backend");
+      throw proof_check_failed("partition " + std::to_string(part.index) + ": the proof from " +
+                               backend + " failed its pairing check (" + files.problem + ")");
+    }
     cfg.write_file(job.out_path(proof_name), files.proof_json);
     cfg.write_file(job.out_path(public_name), files.public_json);
     written = cfg.clock.now_ms();
     ok = true;
   } catch (const zk::formats::format_error& e) {
     error = {e.file(), e.what()};
+  } catch (const proof_check_failed& e) {
+    error = {job.out_path(proof_name), e.what()};
+    retryable = true;
   } catch (const std::exception& e) {
     // write_file_atomic's errors already start with the path.
     error = {job.out_path(proof_name), e.what()};
@@ -82,19 +100,21 @@ void finalize_partition(finalizer_pointer self, proved_partition& p) {
   // reservation; purge_request_us only the messages: purges run elsewhere.
   spdlog::debug(
       "FIN_TIMING job={} partition={} finalizer={} assembly_us={:.0f} write_us={:.0f} "
-      "release_us={:.0f} purge_request_us={:.0f} total_us={:.0f} ok={}",
+      "release_us={:.0f} purge_request_us={:.0f} total_us={:.0f} verify_us={:.0f} ok={}",
       job.spec.id, part.index, cfg.thread_name, (assembled - part.spans.finalize.start) * 1000.0,
       (written - assembled) * 1000.0, (released - written) * 1000.0,
       (part.spans.finalize.end - released) * 1000.0,
-      (part.spans.finalize.end - part.spans.finalize.start) * 1000.0, ok ? 1 : 0);
+      (part.spans.finalize.end - part.spans.finalize.start) * 1000.0, files.verify_ms * 1000.0,
+      ok ? 1 : 0);
   if (cancelled) return;
   if (ok) {
     ++self->state.finalized;
     self->send(cfg.registry, done_atom::value,
-               partition_done{job.seq, part.index, part.spans, proof_name, public_name});
+               partition_done{job.seq, part.index, part.spans, proof_name, public_name,
+                              files.verified, files.verify_ms});
   } else {
     self->send(cfg.registry, failed_atom::value,
-               partition_failure{job.seq, part.index, part.spans, std::move(error)});
+               partition_failure{job.seq, part.index, part.spans, std::move(error), retryable});
   }
 }
 

@@ -1,5 +1,7 @@
 // finalizer: one of a pool (N, default 2). For each proved partition it
-// assembles the proof with fresh random r, s, writes proof.json and
+// assembles the proof with fresh random r, s, checks it by pairing when the
+// key carries a verifier (a proof that fails is not written: the partition is
+// reported as a retryable failure), writes proof.json and
 // public.json (proof_<i>.json / public_<i>.json for a partitioned job)
 // atomically, drops the partition's buffers, releases its reservation, asks
 // the memory manager to purge the arena the buffers came from, and reports

@@ -91,8 +91,9 @@ void prove_next(gpu_worker_pointer self) {
     reservation->release_all();
     const std::string& witness = part.witness();
     file_error err{witness, witness + ": " + cfg.backend->describe() + ": " + problem};
+    // A backend fault, not an input problem (those fail in synthesis): retryable.
     self->send(cfg.registry, failed_atom::value,
-               partition_failure{part.job->seq, part.index, part.spans, std::move(err)});
+               partition_failure{part.job->seq, part.index, part.spans, std::move(err), true});
   } else {
     ++st.proved;
     if (spdlog::should_log(spdlog::level::debug)) log_gpu_timing(self, part);

@@ -239,6 +239,28 @@ size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
   return started;
 }
 
+namespace {
+
+/// Queues partition `index` of a running job for memory again, to be
+/// synthesized and proved once more (after a retryable failure).
+void reserve_again(job_registry_pointer self, const job_entry& job, uint32_t index) {
+  const auto& info = job.ctx->key->info;
+  auto est = memory::estimate_partition(info.n_vars, info.domain_size, info.n8r,
+                                        self->state.cfg.footprint);
+  work_order o;
+  o.part.job = job.ctx;
+  o.part.index = index;
+  o.bytes = est.total();
+  o.bulk = est.bulk();
+  o.pinnable = est.pinnable;
+  o.working = est.working;
+  self->request(self->state.cfg.memory, caf::infinite, reserve_atom::value,
+                std::vector<work_order>{std::move(o)})
+      .then([=](const std::vector<partition_failure>& refused) { on_refused(self, refused); });
+}
+
+}  // namespace
+
 void on_refused(job_registry_pointer self, const std::vector<partition_failure>& refused) {
   for (const auto& f : refused) on_failed(self, f);
 }
@@ -262,6 +284,8 @@ void on_done(job_registry_pointer self, const partition_done& d) {
   p.spans = d.spans;
   p.proof_file = d.proof_file;
   p.public_file = d.public_file;
+  p.verified = d.verified;
+  p.verify_ms = d.verify_ms;
   ++job->finished;
   job->finish_order.push_back(d.index);
   complete_if_finished(self, *job);
@@ -272,9 +296,22 @@ void on_failed(job_registry_pointer self, const partition_failure& f) {
   auto* job = find_job(self, f.job_seq);
   if (!job || f.index >= job->parts.size() || terminal(job->parts[f.index].state)) return;
   auto& p = job->parts[f.index];
+  if (f.retryable && p.retries < max_proof_retries && job->ctx &&
+      !job->ctx->cancelled.load(std::memory_order_acquire)) {
+    ++p.retries;
+    p.state = partition_state::queued;
+    spdlog::warn("job {} partition {}: {}; proving it again (retry {} of {})", job->spec.id,
+                 f.index, f.error.message, p.retries, max_proof_retries);
+    reserve_again(self, *job, f.index);
+    notify_watchers(self, f.job_seq);
+    return;
+  }
   p.state = partition_state::failed;
   p.spans = f.spans;
   p.error = f.error;
+  if (p.retries > 0)
+    p.error.message += " (after " + std::to_string(p.retries) + " retr" +
+                       (p.retries == 1 ? "y" : "ies") + ")";
   ++job->finished;
   job->finish_order.push_back(f.index);
   spdlog::warn("job {} partition {}: {}", job->spec.id, f.index, f.error.message);

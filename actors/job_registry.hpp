@@ -80,6 +80,10 @@ struct job_registry_state {
   std::map<uint64_t, job_watcher> watchers;  ///< by id, oldest first
 };
 
+/// Times a partition is proved again after a retryable failure (a backend
+/// fault, a proof that failed its pairing check) before it fails.
+inline constexpr uint32_t max_proof_retries = 1;
+
 /// Longest wait of one watch request, and most watchers parked at once (the
 /// oldest is answered early beyond that; its client simply asks again).
 inline constexpr uint32_t max_watch_ms = 60'000;

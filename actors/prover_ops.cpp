@@ -11,6 +11,7 @@
 #include "zk/formats/wtns.hpp"
 #include "zk/formats/zkey.hpp"
 #include "zk/groth16/prover.hpp"
+#include "zk/groth16/verifier.hpp"
 
 namespace proofline {
 
@@ -52,6 +53,16 @@ finalized_files finalize_on(const zk::groth16::key_ptr& key, const gpu::partitio
   auto s = zk::groth16::random_scalar<C>();
   auto proof = zk::groth16::assemble<C>(k, m, r, s);
   finalized_files files;
+  if (k.verifier) {
+    const auto& vk = *static_cast<const zk::groth16::prepared_key<C>*>(k.verifier.get());
+    const auto t0 = std::chrono::steady_clock::now();
+    auto v = zk::groth16::verify<C>(vk, proof, p.witness.data() + 1, k.info.n_public);
+    files.verify_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    files.checked = true;
+    files.verified = v.ok;
+    files.problem = std::move(v.reason);
+  }
   files.proof_json = zk::formats::proof_to_json<C>(proof);
   files.public_json = zk::formats::public_to_json<C>(p.witness.data() + 1, k.info.n_public);
   return files;
@@ -59,10 +70,21 @@ finalized_files finalize_on(const zk::groth16::key_ptr& key, const gpu::partitio
 
 }  // namespace
 
-prover_ops real_prover_ops(unsigned threads) {
+prover_ops real_prover_ops(unsigned threads, bool self_check) {
   prover_ops ops;
-  ops.load_key = [threads](const std::string& path) {
-    return zk::formats::load_zkey(path, threads);
+  ops.load_key = [threads, self_check](const std::string& path) {
+    auto key = zk::formats::load_zkey(path, threads);
+    if (!self_check) return key;
+    // The key was just created and nobody else holds it yet.
+    auto& mutable_key = const_cast<zk::groth16::proving_key_base&>(*key);
+    zk::visit_curve(key->info.curve, [&](auto curve) {
+      using C = decltype(curve);
+      auto prepared = std::make_shared<zk::groth16::prepared_key<C>>(
+          zk::groth16::prepare<C>(zk::groth16::verifying_key_of(zk::groth16::typed<C>(*key))));
+      if (!prepared->problem.empty()) throw zk::formats::format_error(path, prepared->problem);
+      mutable_key.verifier = std::move(prepared);
+    });
+    return key;
   };
   ops.synthesize = [](const zk::groth16::key_ptr& key, const std::string& witness,
                       const memory::source& src) {

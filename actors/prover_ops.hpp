@@ -15,10 +15,14 @@
 
 namespace proofline {
 
-/// The text of a partition's two output files.
+/// The text of a partition's two output files, and the proof's self-check.
 struct finalized_files {
   std::string proof_json;
   std::string public_json;
+  bool checked = false;   ///< the proof was checked by pairing (the key carries a verifier)
+  bool verified = false;  ///< ... and passed
+  double verify_ms = 0;
+  std::string problem;    ///< why the check failed
 };
 
 struct prover_ops {
@@ -33,7 +37,9 @@ struct prover_ops {
       synthesize;
 
   /// Assembles the proof with fresh random r, s and renders proof.json and
-  /// public.json (public signals = witness values w[1 ..= n_public]).
+  /// public.json (public signals = witness values w[1 ..= n_public]). When
+  /// the key carries a prepared verification key (proving_key_base::verifier)
+  /// the proof is checked by pairing first (checked, verified, problem).
   std::function<finalized_files(const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,
                                 const gpu::result_ptr& result)>
       finalize;
@@ -70,7 +76,9 @@ inline unsigned& this_thread_synthesis_threads() {
 /// The real operations: zk::formats::load_zkey (with `threads` for its
 /// checks; 0 = every hardware thread), read_witness, synthesize_abc,
 /// assemble with random_scalar, proof_to_json/public_to_json and
-/// write_file_atomic. Defined in library proofline_prover_ops.
-prover_ops real_prover_ops(unsigned threads);
+/// write_file_atomic. With `self_check`, load_key also prepares the key's
+/// verification key, so that every proof is checked by pairing before it is
+/// written. Defined in library proofline_prover_ops.
+prover_ops real_prover_ops(unsigned threads, bool self_check = true);
 
 }  // namespace proofline

@@ -27,6 +27,9 @@ json partition_json(const partition_report& p) {
   if (p.spans.prove.recorded()) spans["prove"] = span_json(p.spans.prove);
   if (p.spans.finalize.recorded()) spans["finalize"] = span_json(p.spans.finalize);
   j["spans_ms"] = spans;
+  j["verified"] = p.verified;
+  j["verify_ms"] = round_us(p.verify_ms);
+  j["retries"] = p.retries;
   if (p.state == partition_state::failed) j["error"] = error_json(p.error);
   return j;
 }

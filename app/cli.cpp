@@ -253,6 +253,9 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                   "Write a self-contained HTML page with the summary, the lanes and each "
                   "GPU's utilization over time")
       ->type_name("FILE");
+  run->add_flag("--no-verify", opts.no_verify,
+                "Write proofs without checking each by pairing first (the check costs a few "
+                "ms per proof on one finalizer core; a proof that fails it is proved again)");
   run->add_flag("--json", opts.json,
                 "Print the run report (JSON) on stdout instead of the summary table; no "
                 "progress line");

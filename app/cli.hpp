@@ -66,6 +66,7 @@ struct run_options {
   std::string metrics;           ///< --metrics ADDR:PORT; empty: no endpoint
   bool metrics_public = false;   ///< --metrics-public: a non-loopback address is intended
   bool json = false;             ///< --json: the run report on stdout instead of the table
+  bool no_verify = false;        ///< --no-verify: write proofs without the pairing self-check
 };
 
 /// Adds --metrics ADDR:PORT and --metrics-public (shared by run and serve).

@@ -13,6 +13,7 @@
 #include "app/serve_command.hpp"
 #include "app/submit_command.hpp"
 #include "app/tls_command.hpp"
+#include "app/verify_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace proofline::app;
@@ -28,6 +29,7 @@ int main(int argc, char** argv) {
   add_client_commands(commands);  // status, cancel, await, metrics
   add_tls_command(commands);      // TLS credentials of serve and its peers
   add_bench_command(commands);    // benchmarks (bench/registry.hpp)
+  add_verify_command(commands);   // verify a proof by pairing (app/verify_command.hpp)
 
   if (auto code = commands.parse(argc, argv, std::cout, std::cerr)) return *code;
   try {

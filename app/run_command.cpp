@@ -213,7 +213,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   std::vector<job_report> reports;
   std::string memory_line;  // memory_summary_line of the run's end
   {
-    runtime rt(sys, rc, real_prover_ops(opts.cpu_threads), choice.backends);
+    runtime rt(sys, rc, real_prover_ops(opts.cpu_threads, !opts.no_verify), choice.backends);
     obs->attach({rt.registry(), rt.memory(), rt.scheduler()});
     caf::scoped_actor self{sys};
     std::vector<std::optional<uint64_t>> seqs;

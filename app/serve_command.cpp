@@ -192,6 +192,8 @@ void add_serve_command(cli& c) {
   s.add_option("--finalizers", opts->finalizers, "Finalizer actors, as for run")
       ->check(CLI::Range(1u, 256u))
       ->capture_default_str();
+  s.add_flag("--no-verify", opts->no_verify,
+             "Write proofs without checking each by pairing first");
   s.add_option("--cpu-threads", opts->cpu_threads, "Threads of the CPU backend; 0 = all")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
@@ -278,7 +280,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   caf::actor_system_config cfg;
   configure_network(cfg, tls_opts, std::chrono::seconds(o.peer_timeout_s));
   caf::actor_system sys{cfg};
-  auto ops = real_prover_ops(o.cpu_threads);
+  auto ops = real_prover_ops(o.cpu_threads, !o.no_verify);
   control_config cc;
   cc.parse_jobs = [](const std::string& text, const std::string& name, const std::string& base) {
     return parse_job_file(text, name, base, base);

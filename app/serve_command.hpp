@@ -35,6 +35,7 @@ struct serve_options {
   unsigned synthesizers = 0;  ///< 0: default_synthesizers
   unsigned finalizers = 2;
   unsigned cpu_threads = 0;
+  bool no_verify = false;  ///< --no-verify: write proofs without the pairing self-check
   unsigned synthesis_ahead = 0;
   std::string memory_budget;  ///< empty: default_memory_budget()
   std::string log_level = "info";

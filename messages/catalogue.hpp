@@ -139,6 +139,8 @@ struct partition_done {
   partition_spans spans;
   std::string proof_file;
   std::string public_file;
+  bool verified = false;  ///< the proof passed its pairing check (false: not checked)
+  double verify_ms = 0;   ///< what the check took
 };
 
 /// A partition failed at some stage.
@@ -147,6 +149,9 @@ struct partition_failure {
   uint32_t index = 0;
   partition_spans spans;
   file_error error;
+  /// A fault of the proof, not of the input (a backend error, a proof that
+  /// failed its pairing check): the registry proves the partition again.
+  bool retryable = false;
 };
 
 /// A compact view of one job (status requests).
@@ -167,6 +172,9 @@ struct partition_report {
   std::string public_file;  ///< empty unless done
   partition_spans spans;
   file_error error;  ///< empty unless failed
+  bool verified = false;  ///< the written proof passed its pairing check
+  double verify_ms = 0;
+  uint32_t retries = 0;   ///< times it was proved again after a fault
 };
 
 /// Everything result.json says about a job, plus what the summary needs.
@@ -403,11 +411,12 @@ typename Inspector::result_type inspect(Inspector& f, job_spec& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_done& x) {
   return f(caf::meta::type_name("partition_done"), x.job_seq, x.index, x.spans, x.proof_file,
-           x.public_file);
+           x.public_file, x.verified, x.verify_ms);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_failure& x) {
-  return f(caf::meta::type_name("partition_failure"), x.job_seq, x.index, x.spans, x.error);
+  return f(caf::meta::type_name("partition_failure"), x.job_seq, x.index, x.spans, x.error,
+           x.retryable);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {
@@ -416,7 +425,7 @@ typename Inspector::result_type inspect(Inspector& f, job_status& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_report& x) {
   return f(caf::meta::type_name("partition_report"), x.index, x.state, x.proof_file, x.public_file,
-           x.spans, x.error);
+           x.spans, x.error, x.verified, x.verify_ms, x.retries);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_report& x) {

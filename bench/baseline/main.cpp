@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
   for (const auto& d : info) spdlog::info("backend: {} ({}), {} lane(s)", d.name, d.kind, d.lanes);
   if (info.front().kind == "cuda" && o.engine.pinned_pool) o.engine.pinner = gpu::cuda_pinner();
 
-  auto ops = real_prover_ops(o.cpu_threads);
+  auto ops = real_prover_ops(o.cpu_threads, /*self_check=*/false);  // the baseline stays as it was
   auto result = run_engine(jobs, ops, devices, o.engine);
   if (!o.quiet) print_summary(std::cout, result, info);
   if (o.report) {

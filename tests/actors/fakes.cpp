@@ -126,11 +126,16 @@ prover_ops fake_world::ops() {
     const auto& p = static_cast<const gpu::partition<curve>&>(*part);
     if (!result) throw std::logic_error("finalize without a result");
     std::string witness;
+    finalized_files f;
     {
       std::lock_guard<std::mutex> g(self->mtx);
       witness = self->tags.at(p.witness[1].l[0]);
+      if (auto it = self->bad_proofs.find(witness); it != self->bad_proofs.end()) {
+        f.checked = true;
+        f.verified = it->second <= 0;
+        if (it->second-- > 0) f.problem = "fake bad proof";
+      }
     }
-    finalized_files f;
     f.proof_json = "{\"witness\": \"" + witness + "\"}";
     f.public_json = "[\"" + std::to_string(p.witness[1].l[0]) + "\", \"" +
                     std::to_string(p.witness[2].l[0]) + "\"]";

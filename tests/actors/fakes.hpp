@@ -3,7 +3,8 @@
 // of grants, proves and writes. Failures are injected by file name:
 //   a key path containing "missing" fails to load; "huge" gives a key whose
 //   partitions exceed any small budget; a witness path containing "bad" fails
-//   synthesis; a witness listed in fail_prove makes the backend throw.
+//   synthesis; a witness listed in fail_prove makes the backend throw; one in
+//   bad_proofs gets proofs that fail their self-check that many times.
 #pragma once
 
 #include <chrono>
@@ -35,6 +36,8 @@ struct fake_world : std::enable_shared_from_this<fake_world> {
   std::map<std::string, std::string> files;  ///< path -> contents
   std::vector<std::string> tags;             ///< witness path by tag (w[1])
   std::set<std::string> fail_prove;
+  /// Witness -> how many more of its proofs fail the (fake) pairing check.
+  std::map<std::string, int> bad_proofs;
   std::chrono::milliseconds synth_delay{0};
   std::chrono::milliseconds prove_delay{0};
   int key_loads = 0;

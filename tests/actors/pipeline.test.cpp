@@ -121,7 +121,9 @@ TEST_CASE_FIXTURE(det_fixture,
   CHECK(z.partitions[0].state == partition_state::done);
   CHECK(z.partitions[1].state == partition_state::failed);
   CHECK(z.error.file == "z1.wtns");
-  CHECK(z.error.message == "z1.wtns: fake backend: injected device fault");
+  // A backend fault is retried once, then fails the partition.
+  CHECK(z.error.message == "z1.wtns: fake backend: injected device fault (after 1 retry)");
+  CHECK(z.partitions[1].retries == 1);
   CHECK(z.partitions[1].spans.prove.recorded());
 
   auto m = memory();
@@ -212,6 +214,34 @@ TEST_CASE_FIXTURE(det_fixture, "result.json records every partition with its fil
   CHECK(one["partitions"][0]["public"] == "public.json");
   CHECK_FALSE(world->file("out/one/proof.json").empty());
   CHECK_FALSE(world->file("out/one/public.json").empty());
+}
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "a proof that fails its check is proved again once, then fails its partition") {
+  start(two_partition_budget());
+  world->bad_proofs["a1.wtns"] = 1;  // bad once: the retry is good
+  world->bad_proofs["b0.wtns"] = 5;  // always bad
+  auto seqs = submit_all({make_job("a", {"a0.wtns", "a1.wtns", "a2.wtns"}),
+                          make_job("b", {"b0.wtns"})});
+  auto a = report(seqs[0]);
+  auto b = report(seqs[1]);
+
+  CHECK(a.state == job_state::done);
+  REQUIRE(a.partitions.size() == 3);
+  CHECK(a.partitions[0].retries == 0);
+  CHECK(a.partitions[1].retries == 1);
+  CHECK(a.partitions[1].verified);
+  CHECK(a.partitions[2].retries == 0);
+  CHECK(world->file("out/a/proof_1.json") == "{\"witness\": \"a1.wtns\"}");
+  CHECK(world->events_of("prove").size() == 6);  // a0, a1 twice, a2, b0 twice
+
+  CHECK(b.state == job_state::failed);
+  CHECK(b.partitions[0].retries == 1);
+  CHECK_FALSE(b.partitions[0].verified);
+  CHECK(b.error.message.find("partition 0: the proof from backend") != std::string::npos);
+  CHECK(b.error.message.find("failed its pairing check (fake bad proof) (after 1 retry)") !=
+        std::string::npos);
+  CHECK(world->file("out/b/proof.json").empty());  // a bad proof is never written
 }
 
 TEST_CASE_FIXTURE(det_fixture, "status follows a job from queued to done") {

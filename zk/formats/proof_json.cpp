@@ -78,7 +78,7 @@ class json_file {
 
   /// A point [x, y, z] with z = 1 (affine) or z = 0 (infinity), on its curve.
   template <class C, class A>
-  A point(const json& v, const std::string& where) const {
+  A point(const json& v, const std::string& where, bool check_curve = true) const {
     using field_t = typename A::field;
     if (!v.is_array() || v.size() != 3) fail(where + ": expected [x, y, z]");
     A p;
@@ -88,7 +88,7 @@ class json_file {
     field(v[2], where + "[2]", z);
     if (z.is_zero()) return A::infinity();
     if (z != field_t::one()) fail(where + ": z is neither 1 nor 0 (only affine points are read)");
-    if (!p.is_on_curve())
+    if (check_curve && !p.is_on_curve())
       fail(where + " is not on the " + detail::display_name(C::id) + " " +
            (std::is_same_v<A, typename C::g1_affine> ? "G1" : "G2") + " curve");
     return p;
@@ -144,13 +144,13 @@ verification_key<C> read_verification_key(const std::string& path) {
 }
 
 template <class C>
-groth16::proof<C> read_proof(const std::string& path) {
+groth16::proof<C> read_proof(const std::string& path, bool check_curve) {
   json_file f(path);
   f.expect_groth16<C>();
   groth16::proof<C> p;
-  p.a = f.point<C, typename C::g1_affine>(f.member("pi_a"), "pi_a");
-  p.b = f.point<C, typename C::g2_affine>(f.member("pi_b"), "pi_b");
-  p.c = f.point<C, typename C::g1_affine>(f.member("pi_c"), "pi_c");
+  p.a = f.point<C, typename C::g1_affine>(f.member("pi_a"), "pi_a", check_curve);
+  p.b = f.point<C, typename C::g2_affine>(f.member("pi_b"), "pi_b", check_curve);
+  p.c = f.point<C, typename C::g1_affine>(f.member("pi_c"), "pi_c", check_curve);
   return p;
 }
 
@@ -176,7 +176,7 @@ std::vector<typename C::scalar> read_public(const std::string& path) {
   template std::string proof_to_json<C>(const groth16::proof<C>&);           \
   template std::string public_to_json<C>(const C::scalar*, std::size_t);     \
   template verification_key<C> read_verification_key<C>(const std::string&); \
-  template groth16::proof<C> read_proof<C>(const std::string&);              \
+  template groth16::proof<C> read_proof<C>(const std::string&, bool);              \
   template std::vector<C::scalar> read_public<C>(const std::string&);
 PL_INSTANTIATE(bn254)
 PL_INSTANTIATE(bls12_381)

@@ -13,6 +13,7 @@
 
 #include "zk/formats/error.hpp"
 #include "zk/groth16/proof.hpp"
+#include "zk/groth16/verifying_key.hpp"
 
 namespace proofline::zk::formats {
 
@@ -27,12 +28,7 @@ std::string public_to_json(const typename C::scalar* values, std::size_t count);
 
 /// A Groth16 verification key as `snarkjs zkey export verificationkey` writes it.
 template <class C>
-struct verification_key {
-  uint32_t n_public = 0;
-  typename C::g1_affine alpha1;
-  typename C::g2_affine beta2, gamma2, delta2;
-  std::vector<typename C::g1_affine> ic;  ///< n_public + 1 points
-};
+using verification_key = groth16::verifying_key<C>;
 
 /// Reads verification_key.json: protocol "groth16", curve C::snarkjs_name,
 /// every coordinate a decimal below q, every point on its curve, IC of
@@ -40,9 +36,11 @@ struct verification_key {
 template <class C>
 verification_key<C> read_verification_key(const std::string& path);
 
-/// Reads proof.json with the same checks. Throws format_error.
+/// Reads proof.json with the same checks; with check_curve false, points off
+/// their curve are returned as read (for a verifier that reports them as an
+/// invalid proof rather than an unreadable file). Throws format_error.
 template <class C>
-groth16::proof<C> read_proof(const std::string& path);
+groth16::proof<C> read_proof(const std::string& path, bool check_curve = true);
 
 /// Reads public.json: an array of decimal strings below r. Throws format_error.
 template <class C>

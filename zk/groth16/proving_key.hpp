@@ -43,6 +43,10 @@ struct coef {
 struct proving_key_base {
   key_info info;
   std::string path;  ///< the .zkey it was read from (for messages)
+  /// The key's own verification key, prepared for checking proofs
+  /// (groth16::prepared_key<C>, zk/groth16/verifier.hpp), when whoever loaded
+  /// the key asked for it; null otherwise. Set before the key is shared.
+  std::shared_ptr<const void> verifier;
   virtual ~proving_key_base() = default;
 };
 

@@ -1,0 +1,134 @@
+#include "app/verify_command.hpp"
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "zk/formats/error.hpp"
+#include "zk/formats/proof_json.hpp"
+#include "zk/formats/zkey.hpp"
+#include "zk/groth16/verifier.hpp"
+
+namespace proofline::app {
+
+namespace {
+
+const char* const verify_footer =
+    R"(Same arguments as `snarkjs groth16 verify`. KEY is verification_key.json as
+`snarkjs zkey export verificationkey` writes it, or the circuit's .zkey.
+Every point must be in its prime-order subgroup and every public signal below
+the scalar field prime; the proof is checked with one pairing product.
+
+EXIT CODES: 0 valid; 1 invalid (the reason is printed); 2 unreadable input
+(the file and the problem are printed) or a usage error.)";
+
+bool ends_with(const std::string& s, const std::string& tail) {
+  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+/// The curve a verification_key.json names ("curve": "bn128" | "bls12381").
+zk::curve_id key_curve(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw zk::formats::format_error(path, "cannot open");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw zk::formats::format_error(path, std::string("not valid JSON: ") + e.what());
+  }
+  const auto it = j.is_object() ? j.find("curve") : j.end();
+  if (it == j.end() || !it->is_string()) throw zk::formats::format_error(path, "missing \"curve\"");
+  if (*it == zk::bn254::snarkjs_name) return zk::curve_id::bn254;
+  if (*it == zk::bls12_381::snarkjs_name) return zk::curve_id::bls12_381;
+  throw zk::formats::format_error(
+      path, "curve is " + it->dump() + ", expected \"bn128\" (BN254) or \"bls12381\" (BLS12-381)");
+}
+
+struct outcome {
+  zk::groth16::verdict verdict;
+  zk::curve_id curve = zk::curve_id::bn254;
+  std::size_t n_public = 0;
+  double verify_ms = 0;
+};
+
+template <class C>
+outcome check(const verify_options& o) {
+  zk::groth16::verifying_key<C> vk;
+  if (ends_with(o.key_file, ".zkey")) {
+    const auto pk = zk::formats::load_zkey(o.key_file);
+    if (pk->info.curve != C::id)
+      throw zk::formats::format_error(o.key_file, "not a " + std::string(C::name) + " key");
+    vk = zk::groth16::verifying_key_of(zk::groth16::typed<C>(*pk));
+  } else {
+    vk = zk::formats::read_verification_key<C>(o.key_file);
+  }
+  const auto pub = zk::formats::read_public<C>(o.public_file);
+  const auto proof = zk::formats::read_proof<C>(o.proof_file, /*check_curve=*/false);
+  const auto start = std::chrono::steady_clock::now();
+  outcome r;
+  r.verdict = zk::groth16::verify<C>(zk::groth16::prepare<C>(std::move(vk)), proof, pub.data(),
+                                     pub.size());
+  r.verify_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  r.curve = C::id;
+  r.n_public = pub.size();
+  return r;
+}
+
+}  // namespace
+
+void add_verify_command(cli& c) {
+  auto opts = std::make_shared<verify_options>();
+  CLI::App* sub = &c.add(
+      "verify", "Check a Groth16 proof by pairing (as `snarkjs groth16 verify`)",
+      [opts](std::ostream& out, std::ostream& err) { return verify_command(*opts, out, err); });
+  sub->footer(verify_footer);
+  sub->add_option("key", opts->key_file, "verification_key.json (or the circuit's .zkey)")
+      ->required()
+      ->type_name("KEY");
+  sub->add_option("public", opts->public_file, "public.json: the public signals")
+      ->required()
+      ->type_name("PUBLIC");
+  sub->add_option("proof", opts->proof_file, "proof.json")->required()->type_name("PROOF");
+  sub->add_flag("--json", opts->json, "Print one JSON object instead of a line of text");
+}
+
+int verify_command(const verify_options& o, std::ostream& out, std::ostream& err) {
+  nlohmann::ordered_json j;
+  j["proof"] = o.proof_file;
+  j["public"] = o.public_file;
+  j["key"] = o.key_file;
+  outcome r;
+  try {
+    const auto curve = ends_with(o.key_file, ".zkey") ? zk::formats::read_zkey_info(o.key_file).curve
+                                                      : key_curve(o.key_file);
+    r = zk::visit_curve(curve, [&](auto c) { return check<decltype(c)>(o); });
+  } catch (const zk::formats::format_error& e) {
+    if (o.json) {
+      j["valid"] = false;
+      j["error"] = e.what();
+      out << j.dump(1) << "\n";
+    }
+    err << "proofline verify: " << e.what() << "\n";
+    return exit_usage;
+  }
+  if (o.json) {
+    j["valid"] = r.verdict.ok;
+    j["curve"] = zk::to_string(r.curve);
+    j["public_signals"] = r.n_public;
+    j["verify_ms"] = r.verify_ms;
+    if (!r.verdict.ok) j["reason"] = r.verdict.reason;
+    out << j.dump(1) << "\n";
+  } else if (r.verdict.ok) {
+    out << o.proof_file << ": valid (" << zk::to_string(r.curve) << ", " << r.n_public
+        << " public signals)\n";
+  } else {
+    out << o.proof_file << ": INVALID: " << r.verdict.reason << "\n";
+  }
+  return r.verdict.ok ? exit_ok : exit_failed;
+}
+
+}  // namespace proofline::app
