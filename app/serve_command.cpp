@@ -71,7 +71,8 @@ PATHS AND STORAGE:
   Clients send the job file's text and its absolute path; the server resolves
   relative paths against that path's directory and writes the outputs itself.
   Every zkey, witness and out path must lie under an --allow-root directory of
-  the server (symlinks resolved; default: the server's working directory), and
+  the server (symlinks resolved; default: the server's working directory, which
+  must then not be /: name / with --allow-root to allow everything), and
   a node reads zkey and witness paths only under its own --allow-root. In a
   cluster, job files must name paths on storage every node sees at the same
   path (a shared file system), or use `submit --inline`, which sends the
@@ -163,7 +164,7 @@ void add_serve_command(cli& c) {
                   "can crash the daemon (see SECURITY)");
   s.add_option("--allow-root", opts->allow_roots,
                "Remote requests may read and write only under this directory (repeatable; "
-               "default: the working directory)")
+               "default: the working directory, refused when it is /)")
       ->type_name("DIR");
   s.add_option("--spool", opts->spool,
                "Scratch directory for inline witnesses and a node's partitions (default: "
@@ -232,6 +233,16 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   if (!o.join.empty()) {
     join = parse_endpoint(o.join, why);
     if (!join) return usage("--join: " + why);
+  }
+  // The working directory as the implicit root gives remote requests the
+  // whole file system when it is / (a daemon started by init or a container
+  // often runs there): that must be asked for by name.
+  if (o.allow_roots.empty()) {
+    std::error_code ec;
+    if (fs::equivalent(fs::current_path(ec), "/", ec))
+      return usage("the working directory is /, so remote requests could read and write every "
+                   "file; name the directories they may use with --allow-root DIR "
+                   "(--allow-root / if that is really meant)");
   }
   tls_options tls_opts = o.tls;
   std::string tls_created;

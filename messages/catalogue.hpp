@@ -31,9 +31,13 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 #include <caf/fwd.hpp>
+#include <caf/error.hpp>
+#include <caf/sec.hpp>
 #include <caf/meta/type_name.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -378,13 +382,36 @@ using finalize_atom = caf::atom_constant<caf::atom("finalize")>;  ///< proved_pa
 // ---------------------------------------------------------------- inspect
 // Field names are left out: CAF 0.17's binary format does not need them.
 
+/// A double field that crosses the network finite. CAF 0.17's encoder
+/// never returns on an infinity (its IEEE 754 packing halves the value until
+/// it drops below 2), and its decoder makes one from 8 bytes a peer chose;
+/// a server re-encoding a node's span for a client would spin forever.
+/// Decoding refuses a non-finite value; encoding writes one as -1 (for a
+/// span: never happened).
+struct finite_double {
+  double& value;
+};
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, finite_double& x) {
+  if constexpr (Inspector::reads_state) {
+    double v = std::isfinite(x.value) ? x.value : -1;
+    return f(v);
+  } else {
+    if (auto err = f(x.value)) return err;
+    if (!std::isfinite(x.value)) return caf::make_error(caf::sec::invalid_argument);
+    return caf::error{};
+  }
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, span_ms& x) {
-  return f(caf::meta::type_name("span_ms"), x.start, x.end);
+  finite_double start{x.start}, end{x.end};
+  return f(caf::meta::type_name("span_ms"), start, end);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, named_span& x) {
-  return f(caf::meta::type_name("named_span"), x.name, x.start, x.end);
+  finite_double start{x.start}, end{x.end};
+  return f(caf::meta::type_name("named_span"), x.name, start, end);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_spans& x) {
@@ -438,10 +465,12 @@ typename Inspector::result_type inspect(Inspector& f, scheduler_stats& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, memory_stats& x) {
+  finite_double purge_ms_total{x.purge_ms_total}, purge_ms_max{x.purge_ms_max},
+      pool_pin_ms{x.pool_pin_ms};
   return f(caf::meta::type_name("memory_stats"), x.budget, x.reserved, x.peak_reserved, x.queued,
            x.reservations, x.untaken, x.pacing, x.grants, x.purges, x.keys, x.peak_keys, x.pool,
-           x.pool_pinned, x.pool_used, x.pool_pin_ms, x.fixed, x.rss, x.peak_rss, x.purges_run,
-           x.purge_ms_total, x.purge_ms_max, x.purged_bytes, x.purge_threads,
+           x.pool_pinned, x.pool_used, pool_pin_ms, x.fixed, x.rss, x.peak_rss, x.purges_run,
+           purge_ms_total, purge_ms_max, x.purged_bytes, x.purge_threads,
            x.purge_thread_ids, x.cancelled);
 }
 
@@ -569,9 +598,34 @@ using result_atom = caf::atom_constant<caf::atom("result")>;    ///< a node's pa
 using attach_atom = caf::atom_constant<caf::atom("attach")>;    ///< wires the control actor
 using rejoin_atom = caf::atom_constant<caf::atom("rejoin")>;    ///< a node agent connects again
 
+/// Reads a byte vector as CAF's binary format lays it out (a varbyte length,
+/// then the bytes) in steps of at most 1 MiB, so a declared length makes
+/// the receiver allocate no more than the bytes that actually arrived (plus
+/// one step and the vector's growth). CAF's own reader resizes to the
+/// declared length first, so a 200-byte message claiming a 4 GiB witness
+/// would make the server allocate 4 GiB before finding the bytes missing.
+template <class Deserializer>
+caf::error load_bytes(Deserializer& f, std::vector<uint8_t>& x) {
+  constexpr size_t step_bytes = size_t(1) << 20;
+  size_t n = 0;
+  if (auto err = f.begin_sequence(n)) return err;
+  x.clear();
+  for (size_t done = 0; done < n;) {
+    const size_t step = std::min(step_bytes, n - done);
+    x.resize(done + step);
+    if (auto err = f.apply_raw(step, x.data() + done)) return err;
+    done += step;
+  }
+  return f.end_sequence();
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, inline_witness& x) {
-  return f(caf::meta::type_name("inline_witness"), x.path, x.bytes);
+  if constexpr (Inspector::reads_state)
+    return f(caf::meta::type_name("inline_witness"), x.path, x.bytes);
+  else
+    return caf::error::eval([&] { return f(caf::meta::type_name("inline_witness"), x.path); },
+                            [&] { return load_bytes(f, x.bytes); });
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_submission& x) {
@@ -597,8 +651,16 @@ typename Inspector::result_type inspect(Inspector& f, node_info& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, remote_partition& x) {
-  return f(caf::meta::type_name("remote_partition"), x.lease, x.job_seq, x.index, x.job_id,
-           x.zkey, x.witness, x.witness_bytes, x.prio);
+  if constexpr (Inspector::reads_state)
+    return f(caf::meta::type_name("remote_partition"), x.lease, x.job_seq, x.index, x.job_id,
+             x.zkey, x.witness, x.witness_bytes, x.prio);
+  else
+    return caf::error::eval(
+        [&] {
+          return f(caf::meta::type_name("remote_partition"), x.lease, x.job_seq, x.index,
+                   x.job_id, x.zkey, x.witness);
+        },
+        [&] { return load_bytes(f, x.witness_bytes); }, [&] { return f(x.prio); });
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_result& x) {

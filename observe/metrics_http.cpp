@@ -309,43 +309,45 @@ void metrics_server::answer(int client) {
       return;
     }
   }
-  std::string line = request.substr(0, request.find_first_of("\r\n"));
-  auto sp1 = line.find(' ');
-  auto sp2 = line.find(' ', sp1 == std::string::npos ? 0 : sp1 + 1);
-  std::string method = line.substr(0, sp1);
-  std::string target = sp1 == std::string::npos
-                           ? ""
-                           : line.substr(sp1 + 1, sp2 == std::string::npos ? sp2 : sp2 - sp1 - 1);
-  if (auto q = target.find('?'); q != std::string::npos) target.resize(q);
+  bool scraped = false;
+  std::string reply = metrics_reply(request, body_, &scraped);
+  if (scraped) ++scrapes_;  // counted before the client can read the reply
+  send_all(client, reply);
+}
 
-  if (method != "GET" && method != "HEAD") {
-    send_all(client, response("405 Method Not Allowed", "text/plain", "only GET\n"));
-    return;
-  }
-  if (target == "/") {
-    send_all(client, response("200 OK", "text/plain; charset=utf-8",
-                              "proofline metrics: GET /metrics (Prometheus text format)\n"));
-    return;
-  }
-  if (target != "/metrics") {
-    send_all(client, response("404 Not Found", "text/plain", "not found; try /metrics\n"));
-    return;
-  }
-  std::optional<std::string> body;
+std::string metrics_reply(std::string_view head, const metrics_server::provider& body,
+                          bool* scraped) {
+  if (scraped) *scraped = false;
+  std::string_view line = head.substr(0, head.find_first_of("\r\n"));
+  auto sp1 = line.find(' ');
+  auto sp2 = line.find(' ', sp1 == std::string_view::npos ? 0 : sp1 + 1);
+  std::string_view method = line.substr(0, sp1);
+  std::string_view target =
+      sp1 == std::string_view::npos
+          ? std::string_view()
+          : line.substr(sp1 + 1, sp2 == std::string_view::npos ? sp2 : sp2 - sp1 - 1);
+  if (auto q = target.find('?'); q != std::string_view::npos) target = target.substr(0, q);
+
+  if (method != "GET" && method != "HEAD")
+    return response("405 Method Not Allowed", "text/plain", "only GET\n");
+  if (target == "/")
+    return response("200 OK", "text/plain; charset=utf-8",
+                    "proofline metrics: GET /metrics (Prometheus text format)\n");
+  if (target != "/metrics")
+    return response("404 Not Found", "text/plain", "not found; try /metrics\n");
+  std::optional<std::string> text;
   try {
-    body = body_();
+    if (body) text = body();
   } catch (const std::exception&) {
-    body.reset();
+    text.reset();
   }
-  if (!body) {
-    send_all(client, response("503 Service Unavailable", "text/plain",
-                              "the runtime did not answer in time\n"));
-    return;
-  }
-  ++scrapes_;
-  std::string r = response("200 OK", "text/plain; version=0.0.4; charset=utf-8", *body);
+  if (!text)
+    return response("503 Service Unavailable", "text/plain",
+                    "the runtime did not answer in time\n");
+  if (scraped) *scraped = true;
+  std::string r = response("200 OK", "text/plain; version=0.0.4; charset=utf-8", *text);
   if (method == "HEAD") r.resize(r.find("\r\n\r\n") + 4);
-  send_all(client, r);
+  return r;
 }
 
 }  // namespace proofline::observe

@@ -33,6 +33,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -127,5 +128,14 @@ class metrics_server {
   std::atomic<uint64_t> scrapes_{0};
   std::thread thread_;
 };
+
+/// The whole HTTP response to one request head (the bytes up to the blank
+/// line, as read from the client): GET or HEAD of /metrics calls `body`
+/// (nullopt or an exception: 503) and sets *scraped; `/` describes the
+/// endpoint; other paths get 404, other methods 405. Pure, so the server's
+/// thread does only the socket I/O and the fuzz target (tests/fuzz) can feed
+/// it any bytes.
+std::string metrics_reply(std::string_view head, const metrics_server::provider& body,
+                          bool* scraped);
 
 }  // namespace proofline::observe

@@ -30,6 +30,8 @@ packages=(
   doctest-dev             # tests
   libgmp-dev              # tests: independent oracle for field arithmetic
   chromium                # tests: renders the HTML report headless
+  python3                 # tests: checks of outputs, raw-byte network peers
+  clang libclang-rt-14-dev  # tests: libFuzzer targets with ASan and UBSan (scripts/fuzz.sh)
 )
 if [ "$want_npm" = 1 ] && ! command -v node >/dev/null 2>&1; then
   packages+=(nodejs npm)

@@ -6,7 +6,9 @@
 // the default chunking at 2^22), and whole partitions of the fixture
 // circuits (proofs with r = s = 0 must be equal).
 //
-// Without a usable GPU the binary exits 77, which CTest reports as skipped.
+// Without an NVIDIA device node (/dev/nvidiactl, /dev/nvidia0) the binary
+// exits 77, which CTest reports as skipped; with one, a device CUDA cannot
+// use (broken driver, wrong index) fails it.
 // Environment:
 //   PROOFLINE_TEST_DEVICE     device index (default 0)
 //   PROOFLINE_GPU_TEST_LOG_N  largest MSM/NTT size tested, log2 (default 16)
@@ -16,6 +18,8 @@
 //                             and public_<i>.json for snarkjs groth16 verify
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -466,13 +470,25 @@ TEST_CASE("a partition that does not fit its key is rejected") {
   CHECK_THROWS_WITH_AS(cuda->prove(fx.key, p), doctest::Contains("witness values: 3"), gpu::backend_error);
 }
 
+/// Whether the NVIDIA driver exposes a device node: it creates /dev/nvidiactl
+/// and /dev/nvidia<N> when a GPU is installed. Only their absence means "no
+/// GPU here"; with a node present, a device CUDA cannot use is a failure.
+bool nvidia_device_node_exists() {
+  return ::access("/dev/nvidiactl", F_OK) == 0 || ::access("/dev/nvidia0", F_OK) == 0;
+}
+
 int main(int argc, char** argv) {
+  if (!nvidia_device_node_exists()) {
+    std::printf("cuda_gpu_test: skipped: no NVIDIA device node (/dev/nvidiactl, /dev/nvidia0)\n");
+    return 77;
+  }
   std::string why;
   const int n = gpu::cuda_device_count(&why);
   if (n <= device()) {
-    std::printf("cuda_gpu_test: skipped: no usable CUDA device %d (%s)\n", device(),
-                n ? (std::to_string(n) + " visible").c_str() : why.c_str());
-    return 77;
+    std::printf("cuda_gpu_test: FAILED: an NVIDIA device node exists but CUDA device %d is not "
+                "usable (%s); a broken driver or a wrong PROOFLINE_TEST_DEVICE fails this test\n",
+                device(), n ? (std::to_string(n) + " visible").c_str() : why.c_str());
+    return 1;
   }
   const auto info = cudat::describe_device(device());
   std::printf("cuda_gpu_test on %s (%d SMs, driver %d, runtime %d)\n", info.name.c_str(), info.multiprocessors,

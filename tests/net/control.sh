@@ -3,8 +3,8 @@
 # verify; status, await and the exit codes; a second live job with the same
 # id, a path outside --allow-root and a bad job file are refused; --inline
 # proves witnesses the server cannot read; a key is loaded once across
-# submissions and metrics lists the warm keys; a non-loopback listener without
-# TLS is refused; nothing listening makes a client give up with exit 1.
+# submissions and metrics lists the warm keys; a daemon started in / without
+# --allow-root is refused; nothing listening makes a client give up with exit 1.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 job_file jobs.json one small 1 out/one
@@ -97,6 +97,10 @@ expect_rc 2 badtls "$proofline" serve --listen 127.0.0.1:0 --tls-dir "$small"
 log_has badtls "$small: exists but does not hold ca.pem, peer.pem and peer.key"
 expect_rc 2 halftls "$proofline" serve --listen 127.0.0.1:0 --tls-cert "$small/circuit.zkey"
 log_has halftls "TLS needs all of --tls-cert, --tls-key and --tls-ca"
+# Started in / without --allow-root, the daemon would serve every path.
+expect_rc 2 rootdir env -C / "$proofline" serve --listen 127.0.0.1:0 --tls-dir "$work/tls"
+log_has rootdir "the working directory is /"
+log_has rootdir "--allow-root DIR"
 expect_rc 1 nothing "$proofline" status --connect 127.0.0.1:1 --connect-timeout 1
 log_has nothing "cannot connect to 127.0.0.1:1"
 log_has nothing 'nothing answers at 127.0.0.1:1: is `proofline serve` running there?'

@@ -127,9 +127,9 @@ struct jacobian {
   }
   PL_HD bool operator!=(const jacobian& q) const { return !(*this == q); }
 
-  /// k * P by double-and-add over the bits of a plain integer (variable time:
-  /// used for fixed blinding terms and tests, not for secret-dependent loops
-  /// where timing would matter to an attacker on the same machine).
+  /// k * P by double-and-add over the bits of a plain integer. Variable
+  /// time (its steps follow k's bits): for public scalars and tests; secret
+  /// scalars go through ec::mul_secret (zk/ec/ct_mul.hpp).
   template <class Int>
   PL_HD jacobian mul(const Int& k) const {
     jacobian r = infinity();

@@ -13,6 +13,8 @@
 
 #include "zk/common/parallel.hpp"
 
+#include "zk/ec/ct_mul.hpp"
+
 namespace proofline::zk::groth16 {
 
 namespace {
@@ -119,15 +121,19 @@ proof<C> assemble(const proving_key<C>& key, const msm_results<C>& m, const type
   const auto s_int = s.to_standard();
   const auto neg_rs_int = (-(r * s)).to_standard();
   const g1 delta1 = g1::from_affine(key.delta1);
+  // r, s and r·s are secret: every product with them runs in a fixed
+  // sequence (ec::mul_secret), never the scalar-dependent double-and-add.
+  using ec::mul_secret;
 
   // pi_a = A·w + alpha1 + r·delta1
-  g1 pi_a = m.a.add_affine(key.alpha1) + delta1.mul(r_int);
+  g1 pi_a = m.a.add_affine(key.alpha1) + mul_secret(delta1, r_int);
   // pi_b = B2·w + beta2 + s·delta2
-  g2 pi_b = m.b2.add_affine(key.beta2) + g2::from_affine(key.delta2).mul(s_int);
+  g2 pi_b = m.b2.add_affine(key.beta2) + mul_secret(g2::from_affine(key.delta2), s_int);
   // B1·w + beta1 + s·delta1: pi_b's G1 twin, needed for pi_c
-  g1 pi_b1 = m.b1.add_affine(key.beta1) + delta1.mul(s_int);
+  g1 pi_b1 = m.b1.add_affine(key.beta1) + mul_secret(delta1, s_int);
   // pi_c = C·w + H·h + s·pi_a + r·pi_b1 − r·s·delta1
-  g1 pi_c = m.c + m.h + pi_a.mul(s_int) + pi_b1.mul(r_int) + delta1.mul(neg_rs_int);
+  g1 pi_c = m.c + m.h + mul_secret(pi_a, s_int) + mul_secret(pi_b1, r_int) +
+            mul_secret(delta1, neg_rs_int);
 
   return {pi_a.to_affine(), pi_b.to_affine(), pi_c.to_affine()};
 }
