@@ -1,4 +1,4 @@
-// runtime: spawns and wires the whole proving pipeline of DESIGN.md in one
+// runtime: spawns and wires the whole proving pipeline of docs/ARCHITECTURE.md in one
 // actor system, and stops it. Clients (the app, tests, later a control actor)
 // talk to registry(): submit, status, await.
 //

@@ -6,8 +6,7 @@
 //
 // Every proofline process sends BASP heartbeats every heartbeat_interval
 // and drops a peer silent for longer than its connection timeout; both
-// sides must send heartbeats or a healthy peer is declared dead (see
-// COOKBOOK.md, section 4).
+// sides must send heartbeats or a healthy peer is declared dead.
 #pragma once
 
 #include <caf/actor_system.hpp>

@@ -1,6 +1,6 @@
 // `proofline bench memory`: where purging runs and what it blocks.
 //
-// Three measurements (DESIGN.md "Memory, honestly"):
+// Three measurements (README, "How it works"):
 //
 //  1. Purge vs trim. The same heap (--bytes in --chunk blocks, allocated and
 //     touched on one thread, freed from another, all of them or all but 1 in

@@ -4,7 +4,7 @@
 //
 //   cuda_pinner()          cudaHostRegister / cudaHostUnregister as a
 //                          memory::pinner; pinning 4 GiB takes 0.17 s on the
-//                          GPU host (COOKBOOK.md §7), so the pool pins once
+//                          GPU host (docs/BENCHMARKS.md), so the pool pins once
 //   h2d_gbps(...)          measured host-to-device copy rate from a given
 //                          host range (pool block or pageable buffer)
 //   h2d_gbps_host_alloc()  the same from cudaHostAlloc memory: the pinned

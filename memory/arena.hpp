@@ -3,7 +3,7 @@
 //
 // Problem: with jemalloc's default decay (dirty_decay_ms = 10 s), a burst of
 // large frees purges pages inside free() on whichever thread frees (measured
-// in COOKBOOK.md: 65% of the pages of a burst purged inline), and glibc's
+// here: 65% of the pages of a burst purged inline), and glibc's
 // trim walks every arena at once. Either way the purge lands on a
 // thread that did not choose it, possibly a GPU worker's.
 //
@@ -29,7 +29,7 @@
 //
 // Cost: create ~20 µs; mallocx/dallocx of a large block a few µs (mmap-free
 // when dirty pages are reused); purge about 50-200 ms per GiB on the
-// development VM (COOKBOOK.md §5), all of it kernel time in madvise.
+// development VM, all of it kernel time in madvise.
 #pragma once
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 // the budget, reused for every partition and never purged.
 //
 // Problem: an upload from pageable memory runs at 7.9 GB/s on the GPU host
-// against 55 GB/s from pinned memory (COOKBOOK.md §7), but pinning is slow:
+// against 55 GB/s from pinned memory (docs/BENCHMARKS.md), but pinning is slow:
 // cudaHostRegister of 4 GiB takes 0.17 s, cudaHostAlloc of 4 GiB 2 s. Pinning
 // per partition would cost more than it saves; copying into a pinned staging
 // buffer costs a host memcpy of every byte.

@@ -1,4 +1,4 @@
-// The one definition of "GPU busy" and "hand-off gap" (DESIGN.md, measures).
+// The one definition of "GPU busy" and "hand-off gap" (docs/OBSERVABILITY.md).
 //
 //   timed_span / partition_timeline   device spans of one partition, in ms
 //   is_transfer(name)                 host<->device copies are not kernels

@@ -1,7 +1,7 @@
 // The baseline engine: proofline's own prover libraries driven the way the
 // production prover it replaces drives them, so `scripts/bench-utilization.sh`
 // can run one backlog through both and compare GPU busy time and hand-off
-// gaps (issue 4, item 7; DESIGN.md, "Why it exists").
+// gaps (issue 4, item 7; the README's opening).
 //
 // What is the same as `proofline run`: the job file, the order partitions
 // start in (priority, job, partition), key loading (once per zkey), the

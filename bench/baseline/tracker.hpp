@@ -1,6 +1,6 @@
 // The baseline's job tracker: every job's and partition's state behind ONE
 // std::mutex, the shape of the production prover proofline replaces
-// (DESIGN.md, "Why it exists").
+// (the README's opening).
 //
 //   proving(p)    GPU worker, before prove():   lock, mark proving
 //   proved(p)     GPU worker, after prove():    lock, store the device spans

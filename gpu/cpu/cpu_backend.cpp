@@ -1,7 +1,7 @@
 // The CPU prover backend: the odd-coset NTTs and the five MSMs of a partition
 // on a thread pool (gpu/cpu/ntt.hpp, gpu/cpu/msm.hpp). It is the fallback
 // when no GPU is visible and the reference the CUDA backend is checked
-// against, so it computes exactly the function DESIGN.md "The proof" gives:
+// against, so it computes exactly the function zk/groth16/prover.hpp gives:
 //
 //   upload    copy witness, a, b, c into backend-owned scratch (the CPU's
 //             "device memory"); then hooks.inputs_consumed()

@@ -34,7 +34,7 @@ void ntt(F* data, unsigned log_n, direction dir, base::thread_pool& pool);
 
 /// In place: interprets data[0 .. 2^log_n) as a polynomial's values on the
 /// n-domain and replaces them with its values on the odd coset, i.e. inverse
-/// NTT, coefficient i times g^i, forward NTT (DESIGN.md "The proof", step 2).
+/// NTT, coefficient i times g^i, forward NTT (zk/groth16/prover.hpp, step 2).
 /// Cost: about two NTTs.
 template <class F>
 void to_odd_coset(F* data, unsigned log_n, base::thread_pool& pool);

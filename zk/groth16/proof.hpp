@@ -5,7 +5,7 @@
 
 namespace proofline::zk::groth16 {
 
-/// The five multi-scalar multiplications of a Groth16 proof (DESIGN.md):
+/// The five multi-scalar multiplications of a Groth16 proof (zk/groth16/prover.hpp):
 /// A·w, B1·w, B2·w over all of w; C·w over the private part; H·h.
 template <class C>
 struct msm_results {

@@ -1,5 +1,5 @@
 // Groth16 prover maths that runs on the host around the backend's NTTs and
-// MSMs (DESIGN.md, "The proof"):
+// MSMs:
 //
 //   synthesize_abc: a = A·w, b = B·w from the key's sparse coefficients,
 //                   c = a∘b, each over the n-domain (Montgomery form);
