@@ -60,10 +60,12 @@ void release_key(job_registry_pointer self, job_entry& job) {
   job.ctx.reset();
 }
 
-/// Forgets the job's id as a live one.
+/// Forgets the job's id and out directory as live ones.
 void retire_id(job_registry_pointer self, const job_entry& job) {
   auto it = self->state.live_ids.find(job.spec.id);
   if (it != self->state.live_ids.end() && it->second == job.seq) self->state.live_ids.erase(it);
+  auto out = self->state.live_outs.find(job.spec.out);
+  if (out != self->state.live_outs.end() && out->second == job.seq) self->state.live_outs.erase(out);
 }
 
 /// Completes the job once every partition is done or failed.
@@ -102,13 +104,21 @@ void fail_job(job_registry_pointer self, job_entry& job, const file_error& error
 }
 
 /// Why `id` cannot be submitted now; empty if it can.
-std::string id_conflict(job_registry_pointer self, const std::string& id) {
-  auto it = self->state.live_ids.find(id);
-  if (it == self->state.live_ids.end()) return {};
-  const auto& live = self->state.jobs.at(it->second);
-  return "job \"" + id + "\": the id is already used by a live job (#" +
-         std::to_string(live.seq) + ", " + to_string(live.state) +
-         "); ids of live jobs are unique on a server";
+std::string id_conflict(job_registry_pointer self, const job_spec& spec) {
+  if (auto it = self->state.live_ids.find(spec.id); it != self->state.live_ids.end()) {
+    const auto& live = self->state.jobs.at(it->second);
+    return "job \"" + spec.id + "\": the id is already used by a live job (#" +
+           std::to_string(live.seq) + ", " + to_string(live.state) +
+           "); ids of live jobs are unique on a server";
+  }
+  if (auto it = self->state.live_outs.find(spec.out); it != self->state.live_outs.end()) {
+    const auto& live = self->state.jobs.at(it->second);
+    return "job \"" + spec.id + "\": field \"out\": " + spec.out +
+           " is the out directory of live job \"" + live.spec.id + "\" (#" +
+           std::to_string(live.seq) + ", " + to_string(live.state) +
+           "); one would overwrite the other's proofs";
+  }
+  return {};
 }
 
 void request_key(job_registry_pointer self, uint64_t seq, const std::string& path) {
@@ -147,7 +157,7 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
 }
 
 caf::result<uint64_t> submit(job_registry_pointer self, const job_spec& spec) {
-  if (auto conflict = id_conflict(self, spec.id); !conflict.empty())
+  if (auto conflict = id_conflict(self, spec); !conflict.empty())
     return caf::make_error(caf::sec::invalid_argument, conflict);
   return admit(self, spec);
 }
@@ -156,7 +166,7 @@ caf::result<std::vector<uint64_t>> submit_all(job_registry_pointer self,
                                               const std::vector<job_spec>& specs) {
   std::map<std::string, size_t> seen;
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (auto conflict = id_conflict(self, specs[i].id); !conflict.empty())
+    if (auto conflict = id_conflict(self, specs[i]); !conflict.empty())
       return caf::make_error(caf::sec::invalid_argument, conflict);
     if (!seen.emplace(specs[i].id, i).second)
       return caf::make_error(caf::sec::invalid_argument,
@@ -177,6 +187,7 @@ uint64_t admit(job_registry_pointer self, const job_spec& spec) {
   job.parts.resize(spec.witnesses.size());
   for (uint32_t i = 0; i < job.parts.size(); ++i) job.parts[i].index = i;
   if (!spec.id.empty()) st.live_ids[spec.id] = seq;
+  if (!spec.out.empty()) st.live_outs[spec.out] = seq;
 
   if (auto problem = spec_problem(spec); !problem.empty()) {
     fail_job(self, job, {"", problem});

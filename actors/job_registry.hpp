@@ -76,6 +76,7 @@ struct job_registry_state {
   std::map<uint64_t, job_entry> jobs;
   std::map<std::string, std::vector<uint64_t>> key_waits;  ///< jobs waiting for a key, by path
   std::map<std::string, uint64_t> live_ids;  ///< id -> seq of every job not yet complete
+  std::map<std::string, uint64_t> live_outs;  ///< out directory -> seq, likewise
   uint64_t next_watcher = 1;
   std::map<uint64_t, job_watcher> watchers;  ///< by id, oldest first
 };

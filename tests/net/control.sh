@@ -44,12 +44,16 @@ log_has await_nope 'no job "nope"'
 expect_rc 1 cancel_done "$proofline" cancel three --connect "127.0.0.1:$port"
 log_has cancel_done "already finished (done)"
 
-# 3. A second live job with the same id is refused; a finished id may be reused.
+# 3. A second live job with the same id, or the same out directory, is
+#    refused; a finished id may be reused.
 job_file slow.json slow medium 12 out/slow
 expect_rc 0 slow "$proofline" submit --connect "127.0.0.1:$port" --no-wait slow.json
 log_has slow "slow"
 expect_rc 2 dup "$proofline" submit --connect "127.0.0.1:$port" slow.json
 log_has dup 'job "slow": the id is already used by a live job'
+job_file sameout.json other-id small 1 out/slow
+expect_rc 2 sameout "$proofline" submit --connect "127.0.0.1:$port" sameout.json
+log_has sameout 'job "other-id": field "out": '"$work"'/out/slow is the out directory of live job "slow"'
 expect_rc 0 await_slow "$proofline" await slow --connect "127.0.0.1:$port"
 check result out/slow --id slow --status done --partitions 12
 job_file again.json one small 1 out/one-again
