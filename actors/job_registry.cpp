@@ -193,6 +193,9 @@ uint64_t admit(job_registry_pointer self, const job_spec& spec) {
     fail_job(self, job, {"", problem});
     return seq;
   }
+  if (auto n = clear_previous_outputs(spec.out))
+    spdlog::info("job {}: removed {} output file(s) of an earlier job from {}", spec.id, n,
+                 spec.out);
   spdlog::debug("job {} (#{}): {} partition(s), priority {}, key {}", spec.id, seq,
                 spec.witnesses.size(), to_string(spec.prio), spec.zkey);
   request_key(self, seq, spec.zkey);

@@ -1,5 +1,7 @@
 #include "actors/result_file.hpp"
 
+#include <filesystem>
+
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -45,6 +47,31 @@ std::string result_json(const job_report& report) {
   for (const auto& p : report.partitions) j["partitions"].push_back(partition_json(p));
   j["spans_ms"] = json{{"total", span_json(report.total)}};
   return j.dump(2) + "\n";
+}
+
+std::size_t clear_previous_outputs(const std::string& out) {
+  namespace fs = std::filesystem;
+  auto ours = [](const std::string& name) {
+    if (name == "result.json" || name == "proof.json" || name == "public.json") return true;
+    for (const char* prefix : {"proof_", "public_"}) {
+      std::string p(prefix);
+      if (name.size() > p.size() + 5 && name.compare(0, p.size(), p) == 0 &&
+          name.compare(name.size() - 5, 5, ".json") == 0) {
+        auto digits = name.substr(p.size(), name.size() - p.size() - 5);
+        if (digits.find_first_not_of("0123456789") == std::string::npos) return true;
+      }
+    }
+    return false;
+  };
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (!it->is_regular_file(type_ec) || !ours(it->path().filename().string())) continue;
+    std::error_code rm_ec;
+    if (fs::remove(it->path(), rm_ec)) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace proofline

@@ -14,6 +14,7 @@
 // the registry writes it the moment a job completes.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "messages/catalogue.hpp"
@@ -22,5 +23,12 @@ namespace proofline {
 
 /// The result.json text for `report` (pretty-printed, trailing newline).
 std::string result_json(const job_report& report);
+
+/// Removes what an earlier job left in `out`: result.json, proof.json,
+/// public.json, proof_<i>.json and public_<i>.json (only these names), so a
+/// new job's directory never shows proofs its result.json does not list.
+/// Returns how many files went; errors are ignored (the job's own writes
+/// report them).
+std::size_t clear_previous_outputs(const std::string& out);
 
 }  // namespace proofline

@@ -2,7 +2,8 @@
 # What an operator sees of outputs and failures: an out directory that
 # cannot be written fails its job before anything is proved (the others
 # prove); a --report path that cannot be written is a usage error before
-# proving; --quiet still prints every failed job with its error.
+# proving; --quiet still prints every failed job with its error; a new job in
+# an out directory removes the proofs an earlier job left there.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 stage bn254 small small
@@ -39,4 +40,19 @@ JSON
 prove quiet 1 run -q mixed.json
 log_names quiet "job mismatch failed" "small_1.wtns"
 ! grep -q "fine" quiet.log || fail "--quiet printed the job that succeeded"
+# A second run into the same out directory leaves no proof of the first
+# beside its result: 4 partitions, then 2, then a single proof.
+four='{"jobs": [{"id": "r", "zkey": "in/small.zkey", "witnesses": ["in/small_0.wtns", "in/small_1.wtns", "in/small_2.wtns", "in/small_3.wtns"], "out": "re"}]}'
+two='{"jobs": [{"id": "r", "zkey": "in/small.zkey", "witnesses": ["in/small_0.wtns", "in/small_1.wtns"], "out": "re"}]}'
+one='{"jobs": [{"id": "r", "zkey": "in/small.zkey", "witness": "in/small_2.wtns", "out": "re"}]}'
+echo "$four" >four.json; echo "$two" >two.json; echo "$one" >one.json
+prove four 0 run four.json
+[ -f re/proof_3.json ] || fail "the 4-partition job wrote no proof_3.json"
+prove two 0 run two.json
+left=$(cd re && ls | tr '\n' ' ')
+[ "$left" = "proof_0.json proof_1.json public_0.json public_1.json result.json " ] ||
+  fail "after the 2-partition run re/ holds: $left"
+prove one 0 run one.json
+left=$(cd re && ls | tr '\n' ' ')
+[ "$left" = "proof.json public.json result.json " ] || fail "after the single run re/ holds: $left"
 echo "PASS: outputs"
