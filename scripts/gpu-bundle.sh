@@ -36,7 +36,7 @@ pack() {
   trap "rm -rf '$stage'" EXIT
   mkdir -p "$stage/bin" "$stage/lib" "$stage/examples" "$carry"
   local found=0 b f
-  for b in proofline proofline-baseline proofline-trim-baseline cuda_gpu_test cuda_host_test proofline-bench; do
+  for b in proofline proofline-baseline proofline-trim-baseline cuda_gpu_test cuda_host_test proofline-bench proofline-verify-bench; do
     f=$(find "$build" -maxdepth 3 -type f -name "$b" -perm -u+x 2>/dev/null | head -1)
     [ -n "$f" ] || continue
     carry_binary "$f" "$stage"
