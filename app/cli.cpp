@@ -227,9 +227,10 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                   "synthesis is slower than proving.")
       ->check(CLI::Range(1u, 1024u));
   run->add_option("--memory-budget", budget, budget_help())->check(size_validator());
-  run->add_flag("--no-pinned-pool", opts.no_pinned_pool,
-                "Upload partitions from pageable memory: no pinned pool is made or pinned "
-                "(pinning competes with the first key's upload at start-up)");
+  run->add_flag("--pinned-pool", opts.pinned_pool,
+                "Upload partitions from a pool of pinned host memory (DMA speed). Off by "
+                "default: pinning the pool runs while the first key uploads and slows that "
+                "upload more than the pool saves (docs/BENCHMARKS.md)");
   run->add_option("--max-partitions", opts.max_partitions,
                   "The most partitions (witnesses over all jobs) the job file may name; a "
                   "larger file is refused before any job is built")

@@ -59,7 +59,7 @@ struct run_options {
   std::string log_level = "info";
   bool log_level_given = false;
   bool quiet = false;
-  bool no_pinned_pool = false;   ///< --no-pinned-pool: uploads from pageable memory
+  bool pinned_pool = false;      ///< --pinned-pool: partitions upload from a pinned pool
   // ---- observability (docs/OBSERVABILITY.md)
   std::string trace_file;        ///< --trace: Chrome trace-event JSON; empty: none
   std::string report_file;       ///< --report: the run report (JSON); empty: none

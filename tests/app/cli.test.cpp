@@ -31,7 +31,7 @@ outcome parse(std::vector<const char*> args) {
 TEST_CASE("run takes every option") {
   auto o = parse({"run", "jobs.json", "--backend", "cpu", "--synthesizers", "3", "--finalizers",
                   "4", "--cpu-threads", "5", "--synthesis-ahead", "1", "--memory-budget", "1.5G",
-                  "--log-level", "debug", "--out-root", "outs", "--quiet", "--no-pinned-pool",
+                  "--log-level", "debug", "--out-root", "outs", "--quiet", "--pinned-pool",
                   "--max-partitions", "7"});
   REQUIRE_FALSE(o.code);
   CHECK(o.opts.job_file == std::string("jobs.json"));
@@ -45,7 +45,7 @@ TEST_CASE("run takes every option") {
   CHECK(o.opts.log_level_given);
   CHECK(o.opts.out_root == std::string("outs"));
   CHECK(o.opts.quiet);
-  CHECK(o.opts.no_pinned_pool);
+  CHECK(o.opts.pinned_pool);
   CHECK(o.opts.max_partitions == 7);
 }
 
@@ -60,7 +60,7 @@ TEST_CASE("run without arguments uses the defaults and the bundled example") {
   CHECK(o.opts.memory_budget == 0);
   CHECK(o.opts.synthesis_ahead == 0);
   CHECK_FALSE(o.opts.log_level_given);
-  CHECK_FALSE(o.opts.no_pinned_pool);
+  CHECK_FALSE(o.opts.pinned_pool);
   CHECK(o.opts.max_partitions == 100000);
 }
 

@@ -102,14 +102,23 @@ for _ in range(struct.unpack_from("<I", data, 8)[0]):
     pos += size
 open(sys.argv[2], "wb").write(data)
 EOF
-  "$proofline" run "$bad/jobs.json" --backend cpu --cpu-threads 2 >"run-$bad.log" 2>&1 ||
-    { cat "run-$bad.log" >&2; fail "proofline run $bad/jobs.json failed"; }
+  # The self-check refuses to write them: the job fails, naming the check.
+  if "$proofline" run "$bad/jobs.json" --backend cpu --cpu-threads 2 >"run-$bad.log" 2>&1; then
+    cat "run-$bad.log" >&2
+    fail "proofline run $bad/jobs.json succeeded although its proofs cannot verify"
+  fi
+  grep -q "failed its pairing check" "run-$bad.log" ||
+    { cat "run-$bad.log" >&2; fail "$bad: the failure does not name the pairing check"; }
+  ! compgen -G "$bad/out/proof_*.json" >/dev/null || fail "$bad: a proof was written"
+  # Unchecked (--no-verify), they are written, and snarkjs rejects every one.
+  "$proofline" run "$bad/jobs.json" --backend cpu --cpu-threads 2 --no-verify >"run-$bad.log" 2>&1 ||
+    { cat "run-$bad.log" >&2; fail "proofline run --no-verify $bad/jobs.json failed"; }
   if "$repo/scripts/verify-proofs.sh" "$dir/verification_key.json" "$bad/out" >"verify-$bad.log" 2>&1; then
     cat "verify-$bad.log" >&2
     fail "proofs from a key with a tampered H point verified"
   fi
   [ "$(grep -c "Invalid proof" "verify-$bad.log")" -eq 3 ] ||
     { cat "verify-$bad.log" >&2; fail "$bad: expected 3 proofs rejected as invalid"; }
-  echo "ok: $curve: proofs verify; a tampered H point makes them fail"
+  echo "ok: $curve: proofs verify; a tampered H point makes the self-check refuse them, and snarkjs too"
 done
 echo "PASS: setup_run"
