@@ -31,16 +31,6 @@ namespace {
 /// Pause between connection attempts.
 constexpr std::chrono::milliseconds retry_pause{200};
 
-std::string openssl_error() {
-  std::string msg;
-  while (auto code = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(code, buf, sizeof(buf));
-    msg += (msg.empty() ? "" : "; ") + std::string(buf);
-  }
-  return msg.empty() ? std::string("unknown OpenSSL error") : msg;
-}
-
 /// Refuses to prompt for a passphrase: CAF's module would prompt on the
 /// terminal of a daemon.
 int no_passphrase(char*, int, int, void*) { return 0; }
@@ -85,17 +75,17 @@ std::string check_tls(const tls_options& tls) {
   for (const auto* f : {&tls.cert, &tls.key, &tls.ca})
     if (auto problem = readable(*f); !problem.empty()) return problem;
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_method()), SSL_CTX_free);
-  if (!ctx) return "cannot create an OpenSSL context: " + openssl_error();
+  if (!ctx) return "cannot create an OpenSSL context: " + openssl_error_text();
   SSL_CTX_set_default_passwd_cb(ctx.get(), no_passphrase);
   ERR_clear_error();
   if (SSL_CTX_use_certificate_chain_file(ctx.get(), tls.cert.c_str()) != 1)
-    return tls.cert + ": not a PEM certificate chain (" + openssl_error() + ")";
+    return tls.cert + ": not a PEM certificate chain (" + openssl_error_text() + ")";
   {  // the key alone first, so a key of another certificate is named as such
     std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> alone(SSL_CTX_new(TLS_method()),
                                                             SSL_CTX_free);
     SSL_CTX_set_default_passwd_cb(alone.get(), no_passphrase);
     if (!alone || SSL_CTX_use_PrivateKey_file(alone.get(), tls.key.c_str(), SSL_FILETYPE_PEM) != 1)
-      return tls.key + ": not an unencrypted PEM private key (" + openssl_error() + ")";
+      return tls.key + ": not an unencrypted PEM private key (" + openssl_error_text() + ")";
   }
   if (SSL_CTX_use_PrivateKey_file(ctx.get(), tls.key.c_str(), SSL_FILETYPE_PEM) != 1 ||
       SSL_CTX_check_private_key(ctx.get()) != 1) {
@@ -103,7 +93,7 @@ std::string check_tls(const tls_options& tls) {
     return tls.key + ": does not match the certificate " + tls.cert;
   }
   if (SSL_CTX_load_verify_locations(ctx.get(), tls.ca.c_str(), nullptr) != 1)
-    return tls.ca + ": not a PEM CA certificate (" + openssl_error() + ")";
+    return tls.ca + ": not a PEM CA certificate (" + openssl_error_text() + ")";
   return {};
 }
 

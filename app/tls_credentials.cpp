@@ -35,18 +35,8 @@ struct deleter {
 using pkey_ptr = std::unique_ptr<EVP_PKEY, deleter<EVP_PKEY, EVP_PKEY_free>>;
 using x509_ptr = std::unique_ptr<X509, deleter<X509, X509_free>>;
 
-std::string ssl_error() {
-  std::string msg;
-  while (auto code = ERR_get_error()) {
-    char buf[256];
-    ERR_error_string_n(code, buf, sizeof(buf));
-    msg += (msg.empty() ? "" : "; ") + std::string(buf);
-  }
-  return msg.empty() ? std::string("unknown OpenSSL error") : msg;
-}
-
 [[noreturn]] void fail(const std::string& what) {
-  throw std::runtime_error(what + " (" + ssl_error() + ")");
+  throw std::runtime_error(what + " (" + openssl_error_text() + ")");
 }
 
 pkey_ptr new_key() {
@@ -171,6 +161,16 @@ void write_peer(const fs::path& into, X509* ca, EVP_PKEY* ca_key, const std::str
 }
 
 }  // namespace
+
+std::string openssl_error_text() {
+  std::string msg;
+  while (auto code = ERR_get_error()) {
+    char buf[256];
+    ERR_error_string_n(code, buf, sizeof(buf));
+    msg += (msg.empty() ? "" : "; ") + std::string(buf);
+  }
+  return msg.empty() ? std::string("unknown OpenSSL error") : msg;
+}
 
 std::string default_tls_dir() {
   if (const char* d = std::getenv("PROOFLINE_TLS_DIR"); d && *d) return d;

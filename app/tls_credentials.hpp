@@ -20,6 +20,10 @@
 
 namespace proofline::app {
 
+/// OpenSSL's error queue of this thread as text (emptying it), or "unknown
+/// OpenSSL error".
+std::string openssl_error_text();
+
 /// The credential directory used when no --tls-dir or TLS file is given:
 /// $PROOFLINE_TLS_DIR, else $XDG_CONFIG_HOME/proofline/tls, else
 /// $HOME/.config/proofline/tls. Empty when none of these variables is set.
