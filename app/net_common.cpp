@@ -229,8 +229,7 @@ std::string host_name() {
 std::string process_name() { return host_name() + ":" + std::to_string(getpid()); }
 
 std::vector<uint8_t> read_bytes(const std::string& path) {
-  auto bytes = zk::formats::read_whole_file(path, std::numeric_limits<uint64_t>::max());
-  return std::vector<uint8_t>(bytes.begin(), bytes.end());
+  return zk::formats::read_whole_file_bytes(path, std::numeric_limits<uint64_t>::max());
 }
 
 std::string read_text(const std::string& path) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace proofline::zk::formats {
 
@@ -13,5 +14,8 @@ namespace proofline::zk::formats {
 /// Throws format_error(path, problem): cannot open, not a regular file,
 /// larger than the limit, read error.
 std::string read_whole_file(const std::string& path, uint64_t max_bytes);
+
+/// The same, as bytes (witnesses sent inline), read straight into the vector.
+std::vector<uint8_t> read_whole_file_bytes(const std::string& path, uint64_t max_bytes);
 
 }  // namespace proofline::zk::formats
