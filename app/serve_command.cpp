@@ -5,16 +5,11 @@
 #include <caf/openssl/publish.hpp>
 #include <caf/send.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
-#include <sys/socket.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -43,6 +38,7 @@ namespace proofline::app {
 
 using jobs::parse_job_file;
 
+using observe::bind_problem;
 using observe::is_loopback_address;
 using observe::metrics_endpoint;
 using observe::observation;
@@ -109,36 +105,6 @@ sigset_t block_stop_signals() {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
-}
-
-/// Why `at` cannot be bound now ("Address already in use"); empty if it can.
-/// Checked before serve says it listens, so a taken metrics port is an
-/// error at start, not an exit after "listening".
-std::string bind_problem(const metrics_endpoint& at) {
-  bool v6 = at.host.find(':') != std::string::npos;
-  int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return std::strerror(errno);
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-  if (v6) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
-    a->sin6_family = AF_INET6;
-    a->sin6_port = htons(at.port);
-    inet_pton(AF_INET6, at.host.c_str(), &a->sin6_addr);
-    len = sizeof(*a);
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
-    a->sin_family = AF_INET;
-    a->sin_port = htons(at.port);
-    inet_pton(AF_INET, at.host.c_str(), &a->sin_addr);
-    len = sizeof(*a);
-  }
-  std::string problem;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0) problem = std::strerror(errno);
-  ::close(fd);
-  return problem;
 }
 
 }  // namespace

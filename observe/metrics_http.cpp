@@ -220,6 +220,53 @@ std::string prometheus_text(const metrics_snapshot& m) {
   return out;
 }
 
+namespace {
+
+/// A TCP socket bound to `at` (SO_REUSEADDR), or -1 with the reason in `why`.
+int bound_socket(const metrics_endpoint& at, std::string& why) {
+  bool v6 = at.host.find(':') != std::string::npos;
+  int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    why = std::strerror(errno);
+    return -1;
+  }
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  int parsed = 0;
+  if (v6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(at.port);
+    parsed = inet_pton(AF_INET6, at.host.c_str(), &a->sin6_addr);
+    len = sizeof(sockaddr_in6);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(at.port);
+    parsed = inet_pton(AF_INET, at.host.c_str(), &a->sin_addr);
+    len = sizeof(sockaddr_in);
+  }
+  if (parsed != 1)
+    why = v6 ? "not an IPv6 address" : "not an IPv4 address";
+  else if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0)
+    why = std::strerror(errno);
+  else
+    return fd;
+  ::close(fd);
+  return -1;
+}
+
+}  // namespace
+
+std::string bind_problem(const metrics_endpoint& at) {
+  std::string why;
+  int fd = bound_socket(at, why);
+  if (fd >= 0) ::close(fd);
+  return why;
+}
+
 metrics_server::metrics_server(const metrics_endpoint& at, provider body)
     : at_(at), body_(std::move(body)) {
   auto fail = [&](const std::string& what) {
@@ -229,27 +276,12 @@ metrics_server::metrics_server(const metrics_endpoint& at, provider body)
       if (fd >= 0) ::close(fd);
     throw std::runtime_error(message);
   };
-  bool v6 = at_.host.find(':') != std::string::npos;
-  listen_fd_ = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) fail(errno_text());
-  int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  std::string why;
+  listen_fd_ = bound_socket(at_, why);
+  if (listen_fd_ < 0) fail(why);
   sockaddr_storage addr{};
-  socklen_t len = 0;
-  if (v6) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
-    a->sin6_family = AF_INET6;
-    a->sin6_port = htons(at_.port);
-    if (inet_pton(AF_INET6, at_.host.c_str(), &a->sin6_addr) != 1) fail("not an IPv6 address");
-    len = sizeof(sockaddr_in6);
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
-    a->sin_family = AF_INET;
-    a->sin_port = htons(at_.port);
-    if (inet_pton(AF_INET, at_.host.c_str(), &a->sin_addr) != 1) fail("not an IPv4 address");
-    len = sizeof(sockaddr_in);
-  }
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0) fail(errno_text());
+  socklen_t len = sizeof(addr);
+  bool v6 = at_.host.find(':') != std::string::npos;
   if (::listen(listen_fd_, 16) != 0) fail(errno_text());
   if (::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) fail(errno_text());
   port_ = ntohs(v6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port

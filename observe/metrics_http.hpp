@@ -51,6 +51,10 @@ struct metrics_endpoint {
 /// means 127.0.0.1. nullopt with the reason in *error otherwise.
 std::optional<metrics_endpoint> parse_metrics_endpoint(const std::string& text, std::string* error);
 
+/// Why `at` cannot be bound now ("Address already in use"), empty if it
+/// can: checked before a daemon says it listens.
+std::string bind_problem(const metrics_endpoint& at);
+
 /// True for 127.0.0.0/8 and ::1.
 bool is_loopback_address(const std::string& host);
 
