@@ -9,9 +9,11 @@
 #include <caf/binary_serializer.hpp>
 #include <caf/message.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "jobs/job_file.hpp"
@@ -30,11 +32,28 @@ std::vector<char> encode(T& x) {
   return out;
 }
 
+/// Whether every float, double and long double element of `msg` is finite.
+/// CAF 0.17's encoder loops forever on a non-finite one (proofline's own
+/// types guard their doubles on the wire; a generic message cannot), so the
+/// round trip is checked only for messages without such elements; decoding
+/// them is still fuzzed.
+bool finite_elements(const caf::message& msg) {
+  for (size_t i = 0; i < msg.size(); ++i) {
+    if (msg.match_element<float>(i) && !std::isfinite(msg.get_as<float>(i))) return false;
+    if (msg.match_element<double>(i) && !std::isfinite(msg.get_as<double>(i))) return false;
+    if (msg.match_element<long double>(i) && !std::isfinite(msg.get_as<long double>(i)))
+      return false;
+  }
+  return true;
+}
+
 /// Decodes `T` from the input; on success checks the round trip.
 template <class T>
 bool decode(const char* data, size_t size, T& x) {
   caf::binary_deserializer source{fuzz::net_system(), data, size};
   if (source(x)) return false;
+  if constexpr (std::is_same<T, caf::message>::value)
+    if (!finite_elements(x)) return true;
   auto once = encode(x);
   T again{};
   caf::binary_deserializer reread{fuzz::net_system(), once.data(), once.size()};
