@@ -29,9 +29,12 @@ void refill(gpu_worker_pointer self) {
   auto& st = self->state;
   while (st.held.size() + st.requested < st.cfg.lookahead) {
     ++st.requested;
-    self->request(st.cfg.scheduler, caf::infinite, pull_atom::value)
+    self->request(st.cfg.scheduler, caf::infinite, pull_atom::value,
+                  static_cast<int32_t>(st.cfg.device))
         .then([=](const synthesized_partition& p) { on_partition(self, p); },
-              [=](caf::error&) { self->quit(); });  // the scheduler is gone: shutting down
+              // The scheduler is gone (shutting down) or took this device out
+              // of service; what this worker holds is queued again there.
+              [=](caf::error&) { self->quit(); });
   }
 }
 
@@ -59,6 +62,7 @@ void prove_next(gpu_worker_pointer self) {
   refill(self);  // the next partition travels while this one computes
   if (p.part.job->cancelled.load(std::memory_order_acquire)) {
     p.reservation->release_all();  // cancelled job: drop it, free its memory
+    self->send(st.cfg.scheduler, done_atom::value, p.part.job->seq, p.part.index);
     self->send(self, run_atom::value);
     return;
   }
@@ -72,7 +76,11 @@ void prove_next(gpu_worker_pointer self) {
   hooks.spans = &device_spans;
   auto reservation = p.reservation;
   uint64_t bulk = p.bulk;
-  hooks.inputs_consumed = [reservation, bulk] { reservation->release(bulk); };
+  bool inputs_released = false;
+  hooks.inputs_consumed = [reservation, bulk, &inputs_released] {
+    reservation->release(bulk);
+    inputs_released = true;
+  };
   part.spans.prove.start = cfg.clock.now_ms();
   gpu::result_ptr result;
   std::string problem;
@@ -88,14 +96,17 @@ void prove_next(gpu_worker_pointer self) {
   part.spans.device = to_run_time(device_spans, cfg.clock);
 
   if (!result) {
-    reservation->release_all();
     const std::string& witness = part.witness();
     file_error err{witness, witness + ": " + cfg.backend->describe() + ": " + problem};
-    // A backend fault, not an input problem (those fail in synthesis): retryable.
-    self->send(cfg.registry, failed_atom::value,
-               partition_failure{part.job->seq, part.index, part.spans, std::move(err), true});
+    // A backend fault, not an input problem (those fail in synthesis):
+    // retryable. The scheduler still holds the partition and its
+    // reservation; it tries another device or tells the registry.
+    self->send(cfg.scheduler, failed_atom::value,
+               partition_failure{part.job->seq, part.index, part.spans, std::move(err), true},
+               inputs_released);
   } else {
     ++st.proved;
+    self->send(cfg.scheduler, done_atom::value, part.job->seq, part.index);
     if (spdlog::should_log(spdlog::level::debug)) log_gpu_timing(self, part);
     auto& fin = cfg.finalizers[st.next_finalizer++ % cfg.finalizers.size()];
     self->send(fin, finalize_atom::value,
@@ -142,9 +153,13 @@ void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
     spdlog::debug("gpu {}: key {} ready in {:.1f} ms", cfg.device, key->path,
                   p.prepare.end - p.prepare.start);
     if (cfg.keys) self->send(cfg.keys, prepared_atom::value, key, p);
+    self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), true,
+               std::string());
   } catch (const std::exception& e) {
-    // Not fatal: prove() tries again and fails the partition with the reason.
-    spdlog::warn("gpu {}: {}", cfg.device, e.what());
+    // This device cannot hold the key (device memory, a CUDA fault): the
+    // scheduler gives its partitions to the devices that can.
+    self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), false,
+               std::string(e.what()));
   }
 }
 

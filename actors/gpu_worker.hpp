@@ -12,7 +12,18 @@
 // by one more), and when it runs dry after a partition it says so (starved:
 // pacing may widen); when the backend reports its inputs consumed
 // (gpu::prove_hooks::inputs_consumed) the worker releases the bulk of the
-// partition's reservation; on failure it releases all of it.
+// partition's reservation. A failure goes to the scheduler, which still
+// holds the partition (it hands it to another device or reports it).
+//
+// Keys: the runtime asks one worker per device (lane 0) to prepare each
+// loaded key; the worker tells the key cache what it cost and the scheduler
+// whether the device holds the key, and the scheduler hands a key's
+// partitions only to devices that do.
+//
+// Every partition handed out is reported back to the scheduler: done_atom
+// when proved (or dropped, its job cancelled), failed_atom when the backend
+// failed it. A pull answered with an error (the scheduler is gone, or took
+// this device out of service) ends the worker.
 #pragma once
 
 #include <deque>
@@ -58,8 +69,8 @@ void refill(gpu_worker_pointer self);
 void on_partition(gpu_worker_pointer self, const synthesized_partition& p);
 /// Proves the oldest held partition, if any, and schedules the next.
 void prove_next(gpu_worker_pointer self);
-/// Makes `key` ready on the device (gpu::backend::prepare); a failure is
-/// logged, and the first prove() with the key reports it for its partition.
+/// Makes `key` ready on the device (gpu::backend::prepare) and tells the
+/// scheduler whether it is (a failure: the device cannot hold the key).
 void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key);
 /// The GPU_TIMING line of a proved partition: each device span's duration
 /// (upload, each NTT, each MSM, download), key=value, at debug level.

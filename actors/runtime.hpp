@@ -77,6 +77,8 @@ class runtime {
   const memory_manager_actor& memory() const { return memory_; }
   const key_cache_actor& keys() const { return keys_; }
   const scheduler_actor& scheduler() const { return scheduler_; }
+  /// The GPU workers, device by device, lane by lane.
+  const std::vector<gpu_worker_actor>& workers() const { return workers_; }
   const runtime_config& config() const { return cfg_; }
 
   /// Sends every actor an exit message (user_shutdown). Idempotent.

@@ -13,16 +13,18 @@ using curve = zk::bn254;
 
 class fake_backend final : public gpu::backend {
  public:
-  explicit fake_backend(std::shared_ptr<fake_world> w) : world_(std::move(w)) {}
+  fake_backend(std::shared_ptr<fake_world> w, int device, std::string name)
+      : world_(std::move(w)), device_(device), name_(std::move(name)) {}
   const char* kind() const override { return "fake"; }
-  std::string describe() const override { return "fake backend"; }
-  gpu::result_ptr prove(const zk::groth16::key_ptr&, const gpu::partition_ptr& part,
+  std::string describe() const override { return name_; }
+  gpu::result_ptr prove(const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,
                         const gpu::prove_hooks& hooks) override {
     const auto& p = static_cast<const gpu::partition<curve>&>(*part);
     std::string witness;
     {
       std::lock_guard<std::mutex> g(world_->mtx);
       witness = world_->tags.at(p.witness[1].l[0]);
+      ++world_->prove_calls[device_];
     }
     world_->log("prove " + witness);
     if (hooks.inputs_consumed) hooks.inputs_consumed();
@@ -30,16 +32,35 @@ class fake_backend final : public gpu::backend {
     {
       std::lock_guard<std::mutex> g(world_->mtx);
       if (world_->fail_prove.count(witness)) throw gpu::backend_error("injected device fault");
+      if (world_->refuses_key[device_].count(key->path)) throw no_room(key->path);
+      if (auto f = world_->fails_after.find(device_);
+          f != world_->fails_after.end() && proved_ >= f->second)
+        throw gpu::backend_error("injected fault: the device stopped working");
+      ++proved_;
+      world_->device_events.push_back("prove " + std::to_string(device_) + " " + key->path + " " +
+                                      witness);
     }
     return std::make_shared<gpu::result<curve>>();
   }
-  void prepare(const zk::groth16::key_ptr& key) override { world_->log("prepare " + key->path); }
+  void prepare(const zk::groth16::key_ptr& key) override {
+    world_->log("prepare " + key->path);
+    std::lock_guard<std::mutex> g(world_->mtx);
+    if (world_->refuses_key[device_].count(key->path)) throw no_room(key->path);
+    world_->device_events.push_back("prepare " + std::to_string(device_) + " " + key->path);
+  }
   void evict(const zk::groth16::proving_key_base* key) override {
     world_->log("evict " + key->path);
   }
 
  private:
+  gpu::backend_error no_room(const std::string& path) const {
+    return gpu::backend_error("device memory: key " + path + " does not fit on fake device " +
+                              std::to_string(device_));
+  }
   std::shared_ptr<fake_world> world_;
+  int device_ = 0;
+  std::string name_;
+  int proved_ = 0;  // successful proofs on this device
 };
 
 }  // namespace
@@ -161,7 +182,32 @@ std::function<std::optional<file_identity>(const std::string&)> fake_world::iden
 }
 
 std::shared_ptr<gpu::backend> fake_world::backend() {
-  return std::make_shared<fake_backend>(shared_from_this());
+  return std::make_shared<fake_backend>(shared_from_this(), 0, "fake backend");
+}
+
+std::shared_ptr<gpu::backend> fake_world::backend(int device) {
+  return std::make_shared<fake_backend>(shared_from_this(), device,
+                                        "fake device " + std::to_string(device));
+}
+
+int fake_world::proofs_of(const std::string& witness) const {
+  std::lock_guard<std::mutex> g(mtx);
+  int n = 0;
+  for (const auto& e : device_events)
+    if (e.compare(0, 6, "prove ") == 0 && e.size() > witness.size() &&
+        e.compare(e.size() - witness.size() - 1, std::string::npos, " " + witness) == 0)
+      ++n;
+  return n;
+}
+
+std::set<int> fake_world::devices_of(const std::string& witness) const {
+  std::lock_guard<std::mutex> g(mtx);
+  std::set<int> out;
+  for (const auto& e : device_events)
+    if (e.compare(0, 6, "prove ") == 0 && e.size() > witness.size() &&
+        e.compare(e.size() - witness.size() - 1, std::string::npos, " " + witness) == 0)
+      out.insert(std::stoi(e.substr(6)));
+  return out;
 }
 
 std::function<void(const grant_event&)> fake_world::grant_logger(uint64_t budget) {

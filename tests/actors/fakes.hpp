@@ -5,6 +5,10 @@
 //   partitions exceed any small budget; a witness path containing "bad" fails
 //   synthesis; a witness listed in fail_prove makes the backend throw; one in
 //   bad_proofs gets proofs that fail their self-check that many times.
+// Several fake devices (backend(d)) log what each device prepared and proved
+// in device_events; a device can refuse keys (refuses_key: its prepare()
+// and prove() throw as a GPU without room would) or stop working after a
+// number of proofs (fails_after: every later prove() throws).
 #pragma once
 
 #include <chrono>
@@ -58,6 +62,20 @@ struct fake_world : std::enable_shared_from_this<fake_world> {
   std::shared_ptr<gpu::backend> backend();
   /// An on_grant observer that logs "grant <witness>" and checks the budget.
   std::function<void(const grant_event&)> grant_logger(uint64_t budget);
+  /// A fake device with backend index `device` ("fake device <d>").
+  std::shared_ptr<gpu::backend> backend(int device);
+  /// "prepare <d> <key>" and "prove <d> <key> <witness>" (successful proofs only), in order.
+  std::vector<std::string> device_events;
+  /// Device -> key paths it cannot hold.
+  std::map<int, std::set<std::string>> refuses_key;
+  /// Device -> proofs after which every prove() on it throws.
+  std::map<int, int> fails_after;
+  /// Device -> prove() calls made on it (failed ones included).
+  std::map<int, int> prove_calls;
+  /// Successful proofs of `witness`, over all devices.
+  int proofs_of(const std::string& witness) const;
+  /// Devices that proved `witness`.
+  std::set<int> devices_of(const std::string& witness) const;
   uint64_t grants_over_budget = 0;
 };
 

@@ -58,7 +58,7 @@ using strings = std::vector<std::string>;
 }  // namespace
 
 TEST_CASE_FIXTURE(sched_fixture, "a partition waits for every partition granted before it") {
-  self->send(s, pull_atom::value);  // a worker waits before anything is ready
+  self->send(s, pull_atom::value, int32_t{0});  // a worker waits before anything is ready
   sched.run();
   // Granted as tickets 1..4; synthesis finishes in the order 4, 3, 1, 2.
   self->send(s, ready_atom::value, ready_part(2, priority::normal, 0, 4));
@@ -69,7 +69,7 @@ TEST_CASE_FIXTURE(sched_fixture, "a partition waits for every partition granted 
   sched.run();
   CHECK(handed() == strings{"w3_0"});
   self->send(s, ready_atom::value, ready_part(1, priority::normal, 0, 2));
-  for (int i = 0; i < 3; ++i) self->send(s, pull_atom::value);
+  for (int i = 0; i < 3; ++i) self->send(s, pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w1_0", "w1_1", "w2_0"});
 }
@@ -82,13 +82,13 @@ TEST_CASE_FIXTURE(sched_fixture,
   self->send(s, ready_atom::value, ready_part(3, priority::critical, 0, 4));
   self->send(s, ready_atom::value, ready_part(1, priority::normal, 0, 5));
   sched.run();
-  for (int i = 0; i < 5; ++i) self->send(s, pull_atom::value);
+  for (int i = 0; i < 5; ++i) self->send(s, pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w3_0", "w1_0", "w1_1", "w2_0", "w4_0"});
 }
 
 TEST_CASE_FIXTURE(sched_fixture, "a skipped ticket releases the partitions behind it") {
-  self->send(s, pull_atom::value);
+  self->send(s, pull_atom::value, int32_t{0});
   self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 2));
   sched.run();
   CHECK(handed().empty());
