@@ -216,6 +216,13 @@ run_report build_report(const run_record& rec) {
         g.busy_fraction_with_keys = u.busy_fraction;
         g.busy_ms_with_keys = u.busy_ms;
       }
+    for (const auto& k : rec.keys)
+      for (const auto& kp : k.devices)
+        if (kp.gpu == g.device) {
+          ++g.keys_prepared;
+          g.key_prepare_ms += std::max(0.0, kp.prepare.end - kp.prepare.start);
+          g.key_to_device_ms += kp.to_device_ms;
+        }
     if (d < rec.backends.size()) {
       const auto& b = rec.backends[d];
       g.kind = b.kind;
@@ -284,7 +291,10 @@ std::string report_json(const run_report& r, int indent) {
                       {"max", u.gap_max_ms},
                       {"count", u.gaps_ms.size()}}},
                     {"gpu_busy_fraction_with_keys", g.busy_fraction_with_keys},
-                    {"busy_ms_with_keys", g.busy_ms_with_keys}});
+                    {"busy_ms_with_keys", g.busy_ms_with_keys},
+                    {"keys_prepared", g.keys_prepared},
+                    {"key_prepare_ms", g.key_prepare_ms},
+                    {"key_to_device_ms", g.key_to_device_ms}});
   }
   j["gpus"] = std::move(gpus);
   json keys = json::array();

@@ -102,6 +102,11 @@ struct gpu_report {
   /// reports no preparation spans.
   double busy_fraction_with_keys = 0;
   double busy_ms_with_keys = 0;
+  /// Keys this device prepared (gpu::backend::prepare) and the time those
+  /// prepare() calls took in all, on the GPU worker's clock.
+  uint64_t keys_prepared = 0;
+  double key_prepare_ms = 0;
+  double key_to_device_ms = 0;  ///< of which copying points to the device (0: not measured)
 };
 
 /// How one key load became ready, for the report's `startup` section.
@@ -168,7 +173,8 @@ run_report build_report(const run_record& rec);
 /// Keys: proofs, failed, partitions, jobs{...}, wall_s, proofs_per_s, backend,
 /// gpus[{device, cuda_device, name, kind, partitions, gpu_busy_fraction,
 /// busy_ms, window_ms, nvml_busy_fraction, nvml_samples, handoff_gap_ms{p50,
-/// p99, max, count}, gpu_busy_fraction_with_keys}], startup{first_gpu_work_ms,
+/// p99, max, count}, gpu_busy_fraction_with_keys, busy_ms_with_keys, keys_prepared,
+/// key_prepare_ms, key_to_device_ms}], startup{first_gpu_work_ms,
 /// first_proof_ms, keys[{path, bytes, read_ms, prepare_ms, to_device_ms,
 /// tables_ms, tables_bytes, device_bytes}], pool{bytes, pinned, pin_ms}},
 /// stages{synthesize, prove, finalize}, nvml{available,

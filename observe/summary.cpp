@@ -73,7 +73,11 @@ void print_gpu_figures(std::ostream& out, const run_report& r) {
     out << ", " << u.partitions << (u.partitions == 1 ? " partition" : " partitions")
         << "; hand-off gap p50 " << fixed(u.gap_p50_ms, 3) << " ms, p99 "
         << fixed(u.gap_p99_ms, 3) << " ms, max " << fixed(u.gap_max_ms, 3) << " ms ("
-        << u.gaps_ms.size() << (u.gaps_ms.size() == 1 ? " gap" : " gaps") << ")\n";
+        << u.gaps_ms.size() << (u.gaps_ms.size() == 1 ? " gap" : " gaps") << ")";
+    if (g.keys_prepared)
+      out << "; " << g.keys_prepared << (g.keys_prepared == 1 ? " key" : " keys")
+          << " prepared in " << fixed(g.key_prepare_ms, 1) << " ms";
+    out << "\n";
   }
   if (r.backend == "cuda" && !r.nvml_available) out << "NVML: no samples (" << r.nvml_why << ")\n";
 }

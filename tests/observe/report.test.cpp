@@ -290,3 +290,45 @@ TEST_CASE("start-up: first GPU work and first proof, each key's costs, and busy 
         "start-up: first GPU work 4.0 ms, first proof 23.0 ms; key circuit.zkey read 3.0 ms, "
         "prepared 5.0 ms (to device 2.0 ms, tables 3.0 ms); pool 64 MiB pinned in 7.5 ms\n");
 }
+
+TEST_CASE("each GPU reports the keys it prepared and what preparing them took") {
+  auto rec = two_lane_record();
+  rec.backends.push_back({"cuda", "CUDA device 1: H200", 1, 2});
+  key_startup k;
+  k.path = "circuit.zkey";
+  key_preparation d0;
+  d0.gpu = 0;
+  d0.prepare = {4, 9};
+  d0.to_device_ms = 2;
+  key_preparation d1;
+  d1.gpu = 1;
+  d1.prepare = {4, 16};
+  d1.to_device_ms = 7;
+  k.devices = {d0, d1};
+  rec.keys.push_back(k);
+  key_startup other;
+  other.path = "other.zkey";
+  key_preparation o1;
+  o1.gpu = 1;
+  o1.prepare = {20, 23};
+  other.devices = {o1};
+  rec.keys.push_back(other);
+
+  auto r = build_report(rec);
+  REQUIRE(r.gpus.size() == 2);
+  CHECK(r.gpus[0].keys_prepared == 1);
+  CHECK(r.gpus[0].key_prepare_ms == doctest::Approx(5));
+  CHECK(r.gpus[1].keys_prepared == 2);
+  CHECK(r.gpus[1].key_prepare_ms == doctest::Approx(15));
+  CHECK(r.gpus[1].key_to_device_ms == doctest::Approx(7));
+  auto j = json::parse(report_json(r));
+  CHECK(j["gpus"][1]["keys_prepared"] == 2);
+  CHECK(j["gpus"][1]["key_prepare_ms"].get<double>() == doctest::Approx(15));
+  CHECK(j["gpus"][0]["key_to_device_ms"].get<double>() == doctest::Approx(2));
+  std::ostringstream out;
+  print_gpu_figures(out, r);
+  CHECK(out.str().find("(2 gaps); 1 key prepared in 5.0 ms\n") != std::string::npos);
+  CHECK(out.str().find("GPU 1 (CUDA device 1: H200): busy 0.0% of 0.000 s, 0 partitions; "
+                       "hand-off gap p50 0.000 ms, p99 0.000 ms, max 0.000 ms (0 gaps); "
+                       "2 keys prepared in 15.0 ms\n") != std::string::npos);
+}
