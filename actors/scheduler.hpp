@@ -31,7 +31,10 @@
 // terminates abnormally. A lost device's pulls are answered with an error
 // (its workers quit) and what its workers held is queued again for the
 // others. A partition that no device can prove any more (its key refused
-// everywhere, or every device lost) fails with the reasons.
+// everywhere, or every device lost) fails with the reasons. The copy kept
+// for a worker shares the partition's buffers; a worker reports a proved
+// partition done before it sends it to a finalizer, so that copy is
+// normally gone before the finalizer frees the buffers and asks for a purge.
 #pragma once
 
 #include <caf/actor_addr.hpp>
