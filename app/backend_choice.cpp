@@ -108,17 +108,34 @@ backend_choice choose_backends(const backend_request& r) {
   }
   gpu::cuda_settings settings;
   settings.lanes = r.gpu_lanes ? r.gpu_lanes : 1;
+  // One limit for every GPU, or one per GPU in --gpus order.
+  std::vector<std::size_t> limits;
   if (!r.gpu_memory.empty()) {
-    auto bytes = memory::parse_size(r.gpu_memory);
-    if (!bytes || *bytes == 0) {
-      c.error = "--gpu-memory " + r.gpu_memory + ": expected a size like 40G";
+    for (size_t at = 0;;) {  // every comma-separated item, empty ones too
+      size_t comma = r.gpu_memory.find(',', at);
+      auto bytes = memory::parse_size(r.gpu_memory.substr(at, comma - at));
+      if (!bytes || *bytes == 0) {
+        c.error = "--gpu-memory " + r.gpu_memory +
+                  ": expected a size like 40G, or one per GPU like 40G,20G";
+        return c;
+      }
+      limits.push_back(*bytes);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    if (limits.size() != 1 && limits.size() != ids->size()) {
+      c.error = "--gpu-memory " + r.gpu_memory + ": " + std::to_string(limits.size()) +
+                " sizes for " + std::to_string(ids->size()) + " GPUs (--gpus " + r.gpus +
+                "); give one size, or one per GPU";
       return c;
     }
-    settings.memory_limit = *bytes;
   }
   try {
-    for (int d : *ids)
-      c.backends.push_back(std::shared_ptr<gpu::backend>(gpu::make_cuda_backend(d, settings)));
+    for (size_t i = 0; i < ids->size(); ++i) {
+      if (!limits.empty()) settings.memory_limit = limits[limits.size() == 1 ? 0 : i];
+      c.backends.push_back(
+          std::shared_ptr<gpu::backend>(gpu::make_cuda_backend((*ids)[i], settings)));
+    }
     c.devices = *ids;
   } catch (const std::exception& e) {
     c.backends.clear();

@@ -106,9 +106,21 @@ void add_gpu_options(CLI::App& app, std::string& gpus, std::string& gpu_memory,
       ->capture_default_str();
   app.add_option("--gpu-memory", gpu_memory,
                  "Device memory each GPU may hold for resident proving keys, tables and "
-                 "scratch (512M, 40G); least recently used keys are evicted beyond it. "
-                 "Default: 90% of the memory free on the device at start")
-      ->check(size_validator());
+                 "scratch (512M, 40G), or one size per GPU of --gpus (40G,20G); least "
+                 "recently used keys are evicted beyond it, and a key a GPU cannot hold "
+                 "is proved by the others. Default: 90% of the memory free on the device "
+                 "at start")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            for (size_t at = 0;;) {  // every comma-separated item, empty ones too
+              size_t comma = s.find(',', at);
+              if (!memory::parse_size(s.substr(at, comma - at)))
+                return "expected a size (40G) or one per GPU (40G,20G), got " + s;
+              if (comma == std::string::npos) return std::string();
+              at = comma + 1;
+            }
+          },
+          "SIZE[,SIZE...]", "sizes"));
   app.add_option("--gpu-lanes", gpu_lanes,
                  "GPU-worker lanes per GPU: partitions in the GPU at once. 2 (default) "
                  "uploads one partition while the other computes; 1 serializes them")

@@ -73,6 +73,7 @@ TEST_CASE("usage errors exit 2 with a message on stderr") {
                                              {"run", "--synthesizers", "300"},  // out of range
                                              {"run", "--gpu-lanes", "0"},       // out of range
                                              {"run", "--gpus", "0", "--gpu-memory", "lots"},
+                                             {"run", "--gpus", "0,1", "--gpu-memory", "40G,lots"},
                                              {"run", "--log-level", "loud"},
                                              {"run", "a.json", "b.json"},  // one job file
                                              {"run", "--no-such-option"}}) {
@@ -82,6 +83,16 @@ TEST_CASE("usage errors exit 2 with a message on stderr") {
     CHECK_FALSE(o.err.empty());
   }
   CHECK(parse({"run", "--memory-budget", "8X"}).err.find("expected a size") != std::string::npos);
+}
+
+TEST_CASE("--gpu-memory takes one size for every GPU or one per GPU") {
+  auto one = parse({"run", "--gpus", "0,1", "--gpu-memory", "40G"});
+  CHECK_FALSE(one.code);
+  CHECK(one.opts.gpu_memory == "40G");
+  auto each = parse({"run", "--gpus", "0,1", "--gpu-memory", "40G,512M"});
+  CHECK_FALSE(each.code);
+  CHECK(each.opts.gpu_memory == "40G,512M");
+  CHECK(parse({"run", "--gpu-memory", "40G,"}).err.find("one per GPU") != std::string::npos);
 }
 
 TEST_CASE("help and version exit 0 and print on stdout") {
