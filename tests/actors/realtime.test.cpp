@@ -1,6 +1,7 @@
-// The pipeline on CAF's real scheduler with detached synthesizers, GPU worker
-// and finalizers, and a fake backend that takes a few ms: synthesis of
-// partition k+1 overlaps the proving of partition k.
+// The pipeline on CAF's real scheduler with detached synthesizers, GPU workers
+// and finalizers, and fake backends that take a few ms: synthesis of
+// partition k+1 overlaps the proving of partition k, and three devices, one
+// of which stops working, still prove every partition once.
 #include <doctest/doctest.h>
 
 #include <caf/actor_system.hpp>
@@ -64,4 +65,51 @@ TEST_CASE("synthesis of partition k+1 overlaps the proving of partition k on the
   }
   CHECK(world->events_of("prove") ==
         std::vector<std::string>{"p0.wtns", "p1.wtns", "p2.wtns", "p3.wtns"});
+}
+
+TEST_CASE("three detached devices, one of which stops working, prove every partition once") {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 2);
+  cfg.set("logger.file-verbosity", caf::atom("quiet"));
+  cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  caf::actor_system sys(cfg);
+  auto world = std::make_shared<fake_world>();
+  world->synth_delay = std::chrono::milliseconds(5);
+  world->prove_delay = std::chrono::milliseconds(10);
+  world->fails_after[2] = 2;  // device 2 proves two partitions, then throws
+
+  runtime_config rc;
+  rc.memory_budget = 64 * fake_partition_bytes;
+  rc.synthesizers = 2;
+  rc.detach = true;
+  std::vector<std::string> witnesses;
+  for (int i = 0; i < 24; ++i) witnesses.push_back("m" + std::to_string(i) + ".wtns");
+  job_report report;
+  {
+    runtime rt(sys, rc, world->ops(), {world->backend(0), world->backend(1), world->backend(2)});
+    caf::scoped_actor self(sys);
+    job_spec spec;
+    spec.id = "many";
+    spec.zkey = "circuit.zkey";
+    spec.witnesses = witnesses;
+    spec.single = false;
+    spec.out = "out/many";
+    uint64_t seq = 0;
+    self->request(rt.registry(), std::chrono::seconds(10), submit_atom::value, spec)
+        .receive([&](uint64_t s) { seq = s; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+    self->request(rt.registry(), std::chrono::seconds(20), await_atom::value, seq)
+        .receive([&](job_report& r) { report = std::move(r); },
+                 [&](caf::error& e) { FAIL(sys.render(e)); });
+  }
+  REQUIRE(report.state == job_state::done);
+  for (const auto& w : witnesses) {
+    INFO(w);
+    CHECK(world->proofs_of(w) == 1);
+  }
+  std::map<int, int> per;
+  for (const auto& w : witnesses)
+    for (int d : world->devices_of(w)) ++per[d];
+  CHECK(per[2] <= 2);  // nothing after it stopped working
+  CHECK(per[0] + per[1] + per[2] == 24);
+  for (const auto& p : report.partitions) CHECK(p.retries == 0);
 }
