@@ -17,7 +17,11 @@
 // goes only to a device that has its key ready: the device's GPU worker
 // reports each key it prepared, or could not hold (prepared_atom), so a key
 // that fits one GPU's memory but not another's is proved by the GPUs that
-// hold it, and every GPU that proves a key has prepared it. Among parked
+// hold it, and every GPU that proves a key has prepared it. A refusal
+// stands for the life of the key object: a device that could not hold it
+// because other keys in use filled its memory does not try again. A new
+// key waits on a device until its preparing worker (lane 0) has finished
+// the partition it is proving. Among parked
 // pulls that can take a partition, the one of the device with the fewest
 // partitions in flight goes first (then the worker with the fewest, then the
 // oldest pull), so an idle device is served before a busy one's look-ahead.
