@@ -53,7 +53,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   // each GPU worker proves (the budget permitting), so a backlog reaches the
   // GPU as fast as synthesis allows; see runtime_config::pacing.
   uint32_t pacing = cfg_.pacing ? cfg_.pacing : cfg_.synthesizers + workers;
-  uint32_t max_pacing = pacing;
+  uint32_t max_pacing = std::max<uint32_t>(pacing, cfg_.max_pacing);
 
   // Memory system: the pool and the backends' fixed buffers are counted once;
   // actors that allocate own an arena each (detached: bound to their thread),

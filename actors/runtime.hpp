@@ -33,6 +33,9 @@ struct runtime_config {
   /// anything less idles the GPU). The memory manager can also start lower
   /// and widen when a GPU worker runs dry (memory_manager_config::max_pacing).
   unsigned pacing = 0;
+  /// The most pacing may widen to (each time a GPU worker runs dry while
+  /// pacing held synthesis back); 0 = no widening beyond `pacing`.
+  unsigned max_pacing = 0;
   memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< for partition estimates
   /// Run key loaders, synthesizers, GPU workers and finalizers on their own
   /// threads (production); false keeps everything on the scheduler, which

@@ -226,6 +226,11 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                   "high-priority job overtake sooner, at the cost of GPU idle time when "
                   "synthesis is slower than proving.")
       ->check(CLI::Range(1u, 1024u));
+  run->add_option("--synthesis-ahead-max", opts.synthesis_ahead_max,
+                  "Let --synthesis-ahead widen by one, up to this many, each time a GPU worker "
+                  "runs dry while it held synthesis back. Few partitions in synthesis share the "
+                  "idle synthesizers' threads, so the first ones reach the GPU sooner.")
+      ->check(CLI::Range(1u, 1024u));
   run->add_option("--memory-budget", budget, budget_help())->check(size_validator());
   run->add_flag("--pinned-pool", opts.pinned_pool,
                 "Upload partitions from a pool of pinned host memory (DMA speed). Off by "
