@@ -13,7 +13,7 @@
 #   scripts/gpu-faults.sh CARRY_DIR      (a folder from gpu-bundle.sh unpack)
 # Afterwards, here:
 #   mkdir -p /tmp/gf && tar xzf <files_at>/faults.tar.gz -C /tmp/gf &&
-#   scripts/verify-proofs.sh examples/verification_key.json /tmp/gf/prove /tmp/gf/all /tmp/gf/some
+#   scripts/verify-proofs.sh examples/verification_key.json /tmp/gf/prove /tmp/gf/{all,some}/out/{single,batch}
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
