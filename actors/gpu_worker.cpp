@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "gpu/device_lost.hpp"
+
 namespace proofline {
 
 gpu_worker_actor::behavior_type gpu_worker(gpu_worker_pointer self, gpu_worker_config cfg) {
@@ -29,7 +31,8 @@ void refill(gpu_worker_pointer self) {
   auto& st = self->state;
   while (st.held.size() + st.requested < st.cfg.lookahead) {
     ++st.requested;
-    self->request(st.cfg.scheduler, caf::infinite, pull_atom::value)
+    self->request(st.cfg.scheduler, caf::infinite, pull_atom::value,
+                  static_cast<int32_t>(st.cfg.device))
         .then([=](const synthesized_partition& p) { on_partition(self, p); },
               [=](caf::error&) { self->quit(); });  // the scheduler is gone: shutting down
   }
@@ -76,24 +79,36 @@ void prove_next(gpu_worker_pointer self) {
   part.spans.prove.start = cfg.clock.now_ms();
   gpu::result_ptr result;
   std::string problem;
+  bool lost = false;
   try {
     result = cfg.backend->prove(part.job->key, p.data, hooks);
     if (!result) problem = "the backend returned no result";
+  } catch (const gpu::device_lost& e) {
+    problem = e.what();
+    lost = true;
   } catch (const std::exception& e) {
     problem = e.what();
   }
   part.spans.prove.end = cfg.clock.now_ms();
   part.spans.gpu = cfg.device;
   part.spans.lane = cfg.lane;
+  part.spans.backend = backend_label(cfg);
   part.spans.device = to_run_time(device_spans, cfg.clock);
 
+  if (lost && !st.lost) {
+    st.lost = true;
+    spdlog::error("{} ({}): device lost: {}; its partitions go to other backends", part.spans.backend,
+                  cfg.backend->describe(), problem);
+    self->send(cfg.scheduler, lost_atom::value, static_cast<int32_t>(cfg.device));
+  }
   if (!result) {
     reservation->release_all();
     const std::string& witness = part.witness();
     file_error err{witness, witness + ": " + cfg.backend->describe() + ": " + problem};
     // A backend fault, not an input problem (those fail in synthesis): retryable.
-    self->send(cfg.registry, failed_atom::value,
-               partition_failure{part.job->seq, part.index, part.spans, std::move(err), true});
+    partition_failure f{part.job->seq, part.index, part.spans, std::move(err), true};
+    f.device_lost = lost;
+    self->send(cfg.registry, failed_atom::value, std::move(f));
   } else {
     ++st.proved;
     if (spdlog::should_log(spdlog::level::debug)) log_gpu_timing(self, part);
@@ -103,6 +118,11 @@ void prove_next(gpu_worker_pointer self) {
                                 std::move(result), p.arena});
   }
   self->send(self, run_atom::value);
+}
+
+std::string backend_label(const gpu_worker_config& cfg) {
+  return std::string(cfg.backend->kind()) + ":" +
+         (cfg.fallback ? std::string("fallback") : std::to_string(cfg.device));
 }
 
 void log_gpu_timing(gpu_worker_pointer self, const partition_ref& part) {

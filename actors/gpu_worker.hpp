@@ -13,6 +13,12 @@
 // pacing may widen); when the backend reports its inputs consumed
 // (gpu::prove_hooks::inputs_consumed) the worker releases the bulk of the
 // partition's reservation; on failure it releases all of it.
+//
+// Placement: it pulls with its backend index (the scheduler hands it only
+// partitions placed where it may prove them). A gpu::device_lost from the
+// backend (a sticky CUDA error: the device is unusable until the process
+// ends) fails the partition as retryable with device_lost set, and tells the
+// scheduler once, so later partitions go to other backends.
 #pragma once
 
 #include <deque>
@@ -36,6 +42,9 @@ struct gpu_worker_config {
   int device = 0;  ///< the backend's index (partition_spans::gpu)
   int lane = 0;    ///< this worker's lane on that device (partition_spans::lane)
   key_cache_actor keys;  ///< told what preparing each key cost
+  /// The runtime's fallback backend: it proves only partitions placed on it
+  /// (retries; actors/retry_policy.hpp), and names itself "<kind>:fallback".
+  bool fallback = false;
 };
 
 struct gpu_worker_state {
@@ -46,6 +55,7 @@ struct gpu_worker_state {
   bool running = false;                    // a run message is queued or being handled
   size_t next_finalizer = 0;
   uint64_t proved = 0;
+  bool lost = false;  // the backend reported gpu::device_lost
 };
 
 using gpu_worker_pointer = gpu_worker_actor::stateful_pointer<gpu_worker_state>;
@@ -56,6 +66,8 @@ gpu_worker_actor::behavior_type gpu_worker(gpu_worker_pointer self, gpu_worker_c
 void refill(gpu_worker_pointer self);
 /// A partition arrived from the scheduler: hold it, start proving if idle.
 void on_partition(gpu_worker_pointer self, const synthesized_partition& p);
+/// The backend as result.json names it: "cuda:0", "cpu:fallback".
+std::string backend_label(const gpu_worker_config& cfg);
 /// Proves the oldest held partition, if any, and schedules the next.
 void prove_next(gpu_worker_pointer self);
 /// Makes `key` ready on the device (gpu::backend::prepare); a failure is

@@ -25,6 +25,8 @@ const char* const overview =
 
 const char* const main_footer =
     "Run `proofline run --help` for the job file format, outputs and exit codes.\n"
+    "One proof, as rapidsnark: proofline prove circuit.zkey witness.wtns proof.json public.json\n"
+    "(exit 0 written, 1 proving failed, 2 bad input); check it with proofline verify.\n"
     "\n"
     "Exit codes: 0 every job done; 1 some job failed; 2 usage error (bad option,\n"
     "bad job file, requested backend unavailable).";

@@ -120,7 +120,14 @@ using scheduler_actor = caf::typed_actor<
     /// The partition with this ticket failed before it was ready: stop waiting for it.
     caf::reacts_to<skip_atom, uint64_t>,
     /// A GPU worker asks for its next partition; answered when one is ready.
+    /// Without a backend index: a worker of backend 0.
     caf::replies_to<pull_atom>::with<synthesized_partition>,
+    /// The same from a worker of backend `int32_t`: it gets only partitions
+    /// whose placement admits that backend.
+    caf::replies_to<pull_atom, int32_t>::with<synthesized_partition>,
+    /// A backend is unusable for the rest of the run (a sticky device
+    /// error): partitions placed on it go to another backend or the fallback.
+    caf::reacts_to<lost_atom, int32_t>,
     /// Its queue: partitions ready, pulls parked, partitions handed out.
     caf::replies_to<stats_atom>::with<scheduler_stats>>;
 

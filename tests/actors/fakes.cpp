@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "gpu/device_lost.hpp"
 #include "zk/curves.hpp"
 #include "zk/formats/error.hpp"
 
@@ -13,9 +14,10 @@ using curve = zk::bn254;
 
 class fake_backend final : public gpu::backend {
  public:
-  explicit fake_backend(std::shared_ptr<fake_world> w) : world_(std::move(w)) {}
-  const char* kind() const override { return "fake"; }
-  std::string describe() const override { return "fake backend"; }
+  fake_backend(std::shared_ptr<fake_world> w, std::string kind)
+      : world_(std::move(w)), kind_(std::move(kind)) {}
+  const char* kind() const override { return kind_.c_str(); }
+  std::string describe() const override { return kind_ + " backend"; }
   gpu::result_ptr prove(const zk::groth16::key_ptr&, const gpu::partition_ptr& part,
                         const gpu::prove_hooks& hooks) override {
     const auto& p = static_cast<const gpu::partition<curve>&>(*part);
@@ -25,13 +27,19 @@ class fake_backend final : public gpu::backend {
       witness = world_->tags.at(p.witness[1].l[0]);
     }
     world_->log("prove " + witness);
+    world_->log("ran " + kind_ + " " + witness);
     if (hooks.inputs_consumed) hooks.inputs_consumed();
     std::this_thread::sleep_for(world_->prove_delay);
     {
       std::lock_guard<std::mutex> g(world_->mtx);
+      if (world_->lost_kinds.count(kind_))
+        throw gpu::device_lost("cudaErrorIllegalAddress: an illegal memory access");
       if (world_->fail_prove.count(witness)) throw gpu::backend_error("injected device fault");
     }
-    return std::make_shared<gpu::result<curve>>();
+    auto r = std::make_shared<gpu::result<curve>>();
+    r->msm.a = r->msm.b1 = r->msm.c = r->msm.h = curve::g1_jacobian::infinity();
+    r->msm.b2 = curve::g2_jacobian::infinity();
+    return r;
   }
   void prepare(const zk::groth16::key_ptr& key) override { world_->log("prepare " + key->path); }
   void evict(const zk::groth16::proving_key_base* key) override {
@@ -40,6 +48,7 @@ class fake_backend final : public gpu::backend {
 
  private:
   std::shared_ptr<fake_world> world_;
+  std::string kind_;
 };
 
 }  // namespace
@@ -130,7 +139,12 @@ prover_ops fake_world::ops() {
     {
       std::lock_guard<std::mutex> g(self->mtx);
       witness = self->tags.at(p.witness[1].l[0]);
-      if (auto it = self->bad_proofs.find(witness); it != self->bad_proofs.end()) {
+      // The fake backend's results are all zero (MSM sums at infinity); a
+      // point there was put in by the fault-injection decorator.
+      if (!static_cast<const gpu::result<curve>&>(*result).msm.a.is_infinity()) {
+        f.checked = true;
+        f.problem = "result corrupted by the backend";
+      } else if (auto it = self->bad_proofs.find(witness); it != self->bad_proofs.end()) {
         f.checked = true;
         f.verified = it->second <= 0;
         if (it->second-- > 0) f.problem = "fake bad proof";
@@ -160,8 +174,8 @@ std::function<std::optional<file_identity>(const std::string&)> fake_world::iden
   };
 }
 
-std::shared_ptr<gpu::backend> fake_world::backend() {
-  return std::make_shared<fake_backend>(shared_from_this());
+std::shared_ptr<gpu::backend> fake_world::backend(const std::string& kind) {
+  return std::make_shared<fake_backend>(shared_from_this(), kind);
 }
 
 std::function<void(const grant_event&)> fake_world::grant_logger(uint64_t budget) {

@@ -48,11 +48,14 @@ struct det_fixture {
   }
 
   /// Starts the pipeline undetached with one fake backend.
-  void start(runtime_config rc) {
+  void start(runtime_config rc) { start(std::move(rc), {world->backend()}); }
+
+  /// Starts the pipeline undetached on these backends (rc.fallback too, if set).
+  void start(runtime_config rc, std::vector<std::shared_ptr<gpu::backend>> backends) {
     rc.detach = false;
     if (!rc.on_grant) rc.on_grant = world->grant_logger(rc.memory_budget);
     if (!rc.identify) rc.identify = world->identify();
-    rt.emplace(sys, rc, world->ops(), std::vector<std::shared_ptr<gpu::backend>>{world->backend()});
+    rt.emplace(sys, rc, world->ops(), std::move(backends));
     sched.run();
   }
 
