@@ -9,7 +9,9 @@
 //   PROOFLINE_FAULT_INJECT=corrupt:all      every result is wrong (a permanently bad backend)
 //
 // Calls are counted from 1 over every backend of the process together, in
-// the order prove() is entered. A wrong result has pi_a's MSM moved by the
+// the order prove() is entered. The runtime wraps its primary backends only,
+// never the fallback (runtime_config::fallback), so with CUDA a backend that
+// corrupts every proof shows the CPU fallback proving the retries. A wrong result has pi_a's MSM moved by the
 // G1 generator: a well-formed proof that fails verification.
 #pragma once
 

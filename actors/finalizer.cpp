@@ -66,8 +66,10 @@ void finalize_partition(finalizer_pointer self, proved_partition& p) {
     assembled = written = cfg.clock.now_ms();
     if (files.checked && !files.verified) {
       // A bad proof is never written; the registry has the partition proved again.
-      const std::string backend = part.spans.gpu >= 0 ? "backend " + std::to_string(part.spans.gpu)
-                                                      : std::string("the backend");
+      const std::string backend =
+          !part.spans.backend.empty() ? "backend " + part.spans.backend
+          : part.spans.gpu >= 0       ? "backend " + std::to_string(part.spans.gpu)
+                                      : std::string("the backend");
       throw proof_check_failed("partition " + std::to_string(part.index) + ": the proof from " +
                                backend + " failed its pairing check (" + files.problem + ")");
     }

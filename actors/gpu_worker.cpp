@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "gpu/device_lost.hpp"
+
 namespace proofline {
 
 gpu_worker_actor::behavior_type gpu_worker(gpu_worker_pointer self, gpu_worker_config cfg) {
@@ -76,34 +78,45 @@ void prove_next(gpu_worker_pointer self) {
   hooks.spans = &device_spans;
   auto reservation = p.reservation;
   uint64_t bulk = p.bulk;
-  bool inputs_released = false;
-  hooks.inputs_consumed = [reservation, bulk, &inputs_released] {
-    reservation->release(bulk);
-    inputs_released = true;
-  };
+  hooks.inputs_consumed = [reservation, bulk] { reservation->release(bulk); };
   part.spans.prove.start = cfg.clock.now_ms();
   gpu::result_ptr result;
   std::string problem;
+  bool lost = false;
   try {
     result = cfg.backend->prove(part.job->key, p.data, hooks);
     if (!result) problem = "the backend returned no result";
+  } catch (const gpu::device_lost& e) {
+    problem = e.what();
+    lost = true;
   } catch (const std::exception& e) {
     problem = e.what();
   }
   part.spans.prove.end = cfg.clock.now_ms();
   part.spans.gpu = cfg.device;
   part.spans.lane = cfg.lane;
+  part.spans.backend = backend_label(cfg);
   part.spans.device = to_run_time(device_spans, cfg.clock);
 
   if (!result) {
+    reservation->release_all();
     const std::string& witness = part.witness();
     file_error err{witness, witness + ": " + cfg.backend->describe() + ": " + problem};
     // A backend fault, not an input problem (those fail in synthesis):
-    // retryable. The scheduler still holds the partition and its
-    // reservation; it tries another device or tells the registry.
-    self->send(cfg.scheduler, failed_atom::value,
-               partition_failure{part.job->seq, part.index, part.spans, std::move(err), true},
-               inputs_released);
+    // retryable. The scheduler drops its copy, counts the failure against
+    // the device and passes it to the registry, which places the retry.
+    partition_failure f{part.job->seq, part.index, part.spans, std::move(err), true};
+    f.device_lost = lost;
+    self->send(cfg.scheduler, failed_atom::value, std::move(f));
+    if (lost) {
+      // The device is unusable until the process ends: nothing more is
+      // proved here. The scheduler queues what this worker holds for the
+      // other backends (not retries: those partitions did not fail).
+      spdlog::error("{} ({}): device lost: {}; its partitions go to other backends",
+                    part.spans.backend, cfg.backend->describe(), problem);
+      self->quit();
+      return;
+    }
   } else {
     ++st.proved;
     self->send(cfg.scheduler, done_atom::value, part.job->seq, part.index);
@@ -114,6 +127,11 @@ void prove_next(gpu_worker_pointer self) {
                                 std::move(result), p.arena});
   }
   self->send(self, run_atom::value);
+}
+
+std::string backend_label(const gpu_worker_config& cfg) {
+  return std::string(cfg.backend->kind()) + ":" +
+         (cfg.fallback ? std::string("fallback") : std::to_string(cfg.device));
 }
 
 void log_gpu_timing(gpu_worker_pointer self, const partition_ref& part) {
@@ -155,6 +173,13 @@ void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
     if (cfg.keys) self->send(cfg.keys, prepared_atom::value, key, p);
     self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), true,
                std::string());
+  } catch (const gpu::device_lost& e) {
+    // A sticky device error while preparing: the device is out of service;
+    // the scheduler answers this worker's pulls with an error (it quits).
+    spdlog::error("gpu {}: device lost: {}", cfg.device, e.what());
+    self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), false,
+               std::string(e.what()));
+    self->send(cfg.scheduler, lost_atom::value, static_cast<int32_t>(cfg.device));
   } catch (const std::exception& e) {
     // This device cannot hold the key (device memory, a CUDA fault): the
     // scheduler gives its partitions to the devices that can.

@@ -12,18 +12,22 @@
 // by one more), and when it runs dry after a partition it says so (starved:
 // pacing may widen); when the backend reports its inputs consumed
 // (gpu::prove_hooks::inputs_consumed) the worker releases the bulk of the
-// partition's reservation. A failure goes to the scheduler, which still
-// holds the partition (it hands it to another device or reports it).
+// partition's reservation; on failure it releases all of it.
 //
-// Keys: the runtime asks one worker per device (lane 0) to prepare each
-// loaded key; the worker tells the key cache what it cost and the scheduler
-// whether the device holds the key, and the scheduler hands a key's
-// partitions only to devices that do.
+// Placement: it pulls with its backend index, and the scheduler hands it only
+// partitions that backend may prove (actors/scheduler.hpp). Keys: the runtime
+// asks one worker per device (lane 0) to prepare each loaded key; the worker
+// tells the key cache what it cost and the scheduler whether the device holds
+// the key. The fallback worker prepares keys on first use.
 //
 // Every partition handed out is reported back to the scheduler: done_atom
 // when proved (or dropped, its job cancelled), failed_atom when the backend
-// failed it. A pull answered with an error (the scheduler is gone, or took
-// this device out of service) ends the worker.
+// failed it (the registry then places a retry). A gpu::device_lost from the
+// backend (a sticky CUDA error: the device is unusable until the process
+// ends) fails the partition with device_lost set and ends the worker; the
+// scheduler takes the device out and queues what it held elsewhere. A pull
+// answered with an error (the scheduler is gone, or took this device out of
+// service) ends the worker too.
 #pragma once
 
 #include <deque>
@@ -47,6 +51,9 @@ struct gpu_worker_config {
   int device = 0;  ///< the backend's index (partition_spans::gpu)
   int lane = 0;    ///< this worker's lane on that device (partition_spans::lane)
   key_cache_actor keys;  ///< told what preparing each key cost
+  /// The runtime's fallback backend: it proves only partitions placed on it
+  /// (retries; actors/retry_policy.hpp), and names itself "<kind>:fallback".
+  bool fallback = false;
 };
 
 struct gpu_worker_state {
@@ -67,10 +74,13 @@ gpu_worker_actor::behavior_type gpu_worker(gpu_worker_pointer self, gpu_worker_c
 void refill(gpu_worker_pointer self);
 /// A partition arrived from the scheduler: hold it, start proving if idle.
 void on_partition(gpu_worker_pointer self, const synthesized_partition& p);
+/// The backend as result.json names it: "cuda:0", "cpu:fallback".
+std::string backend_label(const gpu_worker_config& cfg);
 /// Proves the oldest held partition, if any, and schedules the next.
 void prove_next(gpu_worker_pointer self);
 /// Makes `key` ready on the device (gpu::backend::prepare) and tells the
-/// scheduler whether it is (a failure: the device cannot hold the key).
+/// scheduler whether it is (a failure: the device cannot hold the key; a
+/// gpu::device_lost: the device is lost).
 void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key);
 /// The GPU_TIMING line of a proved partition: each device span's duration
 /// (upload, each NTT, each MSM, download), key=value, at debug level.

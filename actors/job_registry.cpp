@@ -257,13 +257,15 @@ namespace {
 
 /// Queues partition `index` of a running job for memory again, to be
 /// synthesized and proved once more (after a retryable failure).
-void reserve_again(job_registry_pointer self, const job_entry& job, uint32_t index) {
+void reserve_again(job_registry_pointer self, const job_entry& job, uint32_t index,
+                   placement where) {
   const auto& info = job.ctx->key->info;
   auto est = memory::estimate_partition(info.n_vars, info.domain_size, info.n8r,
                                         self->state.cfg.footprint);
   work_order o;
   o.part.job = job.ctx;
   o.part.index = index;
+  o.part.where = where;
   o.bytes = est.total();
   o.bulk = est.bulk();
   o.pinnable = est.pinnable;
@@ -310,13 +312,20 @@ void on_failed(job_registry_pointer self, const partition_failure& f) {
   auto* job = find_job(self, f.job_seq);
   if (!job || f.index >= job->parts.size() || terminal(job->parts[f.index].state)) return;
   auto& p = job->parts[f.index];
-  if (f.retryable && p.retries < max_proof_retries && job->ctx &&
-      !job->ctx->cancelled.load(std::memory_order_acquire)) {
+  std::optional<placement> again;
+  if (f.retryable && job->ctx && !job->ctx->cancelled.load(std::memory_order_acquire))
+    again = next_placement(self->state.cfg.retries, p.retries, f.spans.gpu, f.device_lost);
+  if (again) {
     ++p.retries;
     p.state = partition_state::queued;
-    spdlog::warn("job {} partition {}: {}; proving it again (retry {} of {})", job->spec.id,
-                 f.index, f.error.message, p.retries, max_proof_retries);
-    reserve_again(self, *job, f.index);
+    const std::string where = again->device < 0 ? "any backend"
+                              : again->avoid    ? "a backend other than " + f.spans.backend
+                              : again->device == f.spans.gpu
+                                  ? f.spans.backend
+                                  : "the fallback backend";
+    spdlog::warn("job {} partition {}: {}; proving it again on {} (retry {})", job->spec.id,
+                 f.index, f.error.message, where, p.retries);
+    reserve_again(self, *job, f.index, *again);
     notify_watchers(self, f.job_seq);
     return;
   }
@@ -324,8 +333,9 @@ void on_failed(job_registry_pointer self, const partition_failure& f) {
   p.spans = f.spans;
   p.error = f.error;
   if (p.retries > 0)
-    p.error.message += " (after " + std::to_string(p.retries) + " retr" +
-                       (p.retries == 1 ? "y" : "ies") + ")";
+    p.error.message += " (partition " + std::to_string(f.index) + " on " +
+                       (f.spans.backend.empty() ? "its backend" : f.spans.backend) + ", after " +
+                       std::to_string(p.retries) + " retr" + (p.retries == 1 ? "y" : "ies") + ")";
   ++job->finished;
   job->finish_order.push_back(f.index);
   spdlog::warn("job {} partition {}: {}", job->spec.id, f.index, f.error.message);

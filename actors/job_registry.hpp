@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "actors/prover_ops.hpp"
+#include "actors/retry_policy.hpp"
 #include "actors/run_clock.hpp"
 #include "memory/estimate.hpp"
 #include "messages/interfaces.hpp"
@@ -43,6 +44,8 @@ struct job_registry_config {
   /// key just queued; the runtime tells the backends (backend::
   /// expect_partitions), which weigh per-key precomputation by it.
   std::function<void(const zk::groth16::key_ptr&, std::size_t)> partitions_queued;
+  /// The backends retries are placed on (actors/retry_policy.hpp).
+  retry_targets retries;
 };
 
 struct job_entry {
@@ -82,8 +85,9 @@ struct job_registry_state {
 };
 
 /// Times a partition is proved again after a retryable failure (a backend
-/// fault, a proof that failed its pairing check) before it fails.
-inline constexpr uint32_t max_proof_retries = 1;
+/// fault, a proof that failed its pairing check) before it fails, at most:
+/// once on the same backend, once on another (actors/retry_policy.hpp).
+inline constexpr uint32_t max_proof_retries = max_placed_retries;
 
 /// Longest wait of one watch request, and most watchers parked at once (the
 /// oldest is answered early beyond that; its client simply asks again).

@@ -32,6 +32,8 @@ json partition_json(const partition_report& p) {
   j["verified"] = p.verified;
   j["verify_ms"] = round_us(p.verify_ms);
   j["retries"] = p.retries;
+  // The backend that proved it (or, for a failed partition, tried last).
+  j["backend"] = p.spans.backend.empty() ? json(nullptr) : json(p.spans.backend);
   if (p.state == partition_state::failed) j["error"] = error_json(p.error);
   return j;
 }

@@ -49,11 +49,13 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   // partition's upload overlaps the other's compute; CPU: 1).
   unsigned workers = 0;
   for (const auto& b : backends) workers += std::max(1u, b->lanes());
+  const auto devices = static_cast<int32_t>(backends.size());
+  const bool fallback = cfg_.fallback != nullptr;
   // Synthesis ahead of the GPU: by default every synthesizer may work while
   // each GPU worker proves (the budget permitting), so a backlog reaches the
   // GPU as fast as synthesis allows; see runtime_config::pacing.
   uint32_t pacing = cfg_.pacing ? cfg_.pacing : cfg_.synthesizers + workers;
-  uint32_t max_pacing = pacing;
+  uint32_t max_pacing = std::max<uint32_t>(pacing, cfg_.max_pacing);
 
   // Memory system: the pool and the backends' fixed buffers are counted once;
   // actors that allocate own an arena each (detached: bound to their thread),
@@ -67,7 +69,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   mm.purge_delay = cfg_.purge_delay;
   mm.own_thread = cfg_.detach;
   mm.on_purge = cfg_.on_purge;
-  std::vector<memory::arena_ptr> worker_arenas(workers);
+  std::vector<memory::arena_ptr> worker_arenas(workers + (fallback ? 1 : 0));
   if (cfg_.detach)  // a worker's thread is its own only when detached
     for (auto& a : worker_arenas) {
       a = memory::make_arena();
@@ -80,7 +82,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
         memory::format_bytes(mm.pool_bytes) + ") and the backends' host buffers (" +
         memory::format_bytes(mm.fixed_bytes) + ")");
   memory_ = spawn_maybe_detached(sys, cfg_.detach, memory_manager, std::move(mm));
-  scheduler_ = sys.spawn(proofline::scheduler);
+  scheduler_ = sys.spawn(placing_scheduler, scheduler_config{devices, fallback});
   // One GPU worker per device (lane 0) makes each loaded key ready on its
   // device while the key's first partitions synthesize. The list is filled
   // below, before any job can be submitted.
@@ -113,6 +115,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   jrc.partitions_queued = [backends](const zk::groth16::key_ptr& key, std::size_t n) {
     for (const auto& b : backends) b->expect_partitions(key, n);
   };
+  jrc.retries = retry_targets{devices, fallback};
   registry_ = sys.spawn(job_registry, std::move(jrc));
   caf::anon_send(scheduler_, attach_atom::value, registry_);  // device faults it reports
   for (unsigned i = 0; i < cfg_.finalizers; ++i) {
@@ -142,6 +145,18 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
       workers_.push_back(spawn_maybe_detached(sys, cfg_.detach, gpu_worker, std::move(wc)));
       if (lane == 0) preparers->push_back(workers_.back());
     }
+  }
+  if (fallback) {
+    // Idle unless a retry is placed on it; it prepares keys on first use.
+    auto backend = cfg_.detach ? with_worker_arena(cfg_.fallback, worker_arenas[w], "pl.fallback")
+                               : cfg_.fallback;
+    gpu_worker_config wc{backend, scheduler_, memory_, finalizers_, registry_, cfg_.lookahead,
+                         cfg_.clock};
+    wc.device = devices;
+    wc.lane = 0;
+    wc.keys = keys_;
+    wc.fallback = true;
+    workers_.push_back(spawn_maybe_detached(sys, cfg_.detach, gpu_worker, std::move(wc)));
   }
   for (unsigned i = 0; i < cfg_.synthesizers; ++i) {
     synthesizer_config sc;

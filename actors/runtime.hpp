@@ -3,7 +3,7 @@
 // talk to registry(): submit, status, await.
 //
 //   job_registry (keys from key_cache) -> memory_manager -> synthesizer x N -> scheduler
-//     -> gpu_worker (one per backend lane) -> finalizer x M -> job_registry
+//     -> gpu_worker (one per backend lane, one for the fallback) -> finalizer x M -> job_registry
 #pragma once
 
 #include <caf/actor_system.hpp>
@@ -33,6 +33,9 @@ struct runtime_config {
   /// anything less idles the GPU). The memory manager can also start lower
   /// and widen when a GPU worker runs dry (memory_manager_config::max_pacing).
   unsigned pacing = 0;
+  /// The most pacing may widen to (each time a GPU worker runs dry while
+  /// pacing held synthesis back); 0 = no widening beyond `pacing`.
+  unsigned max_pacing = 0;
   memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< for partition estimates
   /// Run key loaders, synthesizers, GPU workers and finalizers on their own
   /// threads (production); false keeps everything on the scheduler, which
@@ -60,6 +63,10 @@ struct runtime_config {
   /// Purge requests for one arena within this window make one purge.
   std::chrono::milliseconds purge_delay{5};
   std::function<void(const purge_event&)> on_purge;  ///< optional observer
+  /// A backend that proves only retries the primary backends could not
+  /// (actors/retry_policy.hpp): with CUDA, the CPU backend. One GPU worker,
+  /// backend index = the number of primary backends. Null: none.
+  std::shared_ptr<gpu::backend> fallback;
 };
 
 class runtime {

@@ -13,12 +13,18 @@ namespace proofline {
 
 namespace {
 
+/// "gpu 0" for a primary backend, "the fallback" for the fallback.
+std::string backend_name(const scheduler_config& cfg, int32_t device) {
+  return device == cfg.fallback_index() ? "the fallback" : "gpu " + std::to_string(device);
+}
+
 /// "gpu 0: why; gpu 1: why" for the devices in `reasons`.
-std::string list_reasons(const std::map<int32_t, std::string>& reasons) {
+std::string list_reasons(const scheduler_config& cfg,
+                         const std::map<int32_t, std::string>& reasons) {
   std::string out;
   for (const auto& [device, why] : reasons) {
     if (!out.empty()) out += "; ";
-    out += "gpu " + std::to_string(device) + ": " + why;
+    out += backend_name(cfg, device) + ": " + why;
   }
   return out;
 }
@@ -34,14 +40,25 @@ auto find_in_flight(scheduler_state::worker& w, uint64_t seq, uint32_t index) {
 }  // namespace
 
 scheduler_actor::behavior_type scheduler(scheduler_pointer self) {
+  return placing_scheduler(self, scheduler_config{});
+}
+
+scheduler_actor::behavior_type placing_scheduler(scheduler_pointer self, scheduler_config cfg) {
+  self->state.cfg = cfg;
   self->set_down_handler([=](caf::down_msg& dm) { on_worker_down(self, dm); });
   return {
       [=](ready_atom, const synthesized_partition& p) { on_ready(self, p); },
       [=](skip_atom, uint64_t ticket) { on_skip(self, ticket); },
+      [=](pull_atom) { return on_pull(self, 0); },
       [=](pull_atom, int32_t device) { return on_pull(self, device); },
       [=](done_atom, uint64_t seq, uint32_t index) { on_worker_done(self, seq, index); },
-      [=](failed_atom, const partition_failure& f, bool inputs_released) {
-        on_worker_failed(self, f, inputs_released);
+      [=](failed_atom, const partition_failure& f) { on_worker_failed(self, f); },
+      [=](lost_atom, int32_t device) {
+        if (!self->state.devices[device].lost) {
+          lose_device(self, device, "reported lost");
+          fail_stranded(self);
+          dispatch(self);
+        }
       },
       [=](prepared_atom, const zk::groth16::key_ptr& key, int32_t device, bool ok,
           const std::string& why) { on_prepared(self, key, device, ok, why); },
@@ -60,21 +77,45 @@ void see_ticket(scheduler_pointer self, uint64_t ticket) {
   }
 }
 
-bool may_prove(scheduler_pointer self, const synthesized_partition& p, int32_t device) {
-  auto& st = self->state;
+bool in_service(scheduler_pointer self, int32_t device) {
+  const auto& st = self->state;
   auto d = st.devices.find(device);
-  if (d == st.devices.end() || d->second.lost || d->second.workers == 0) return false;
-  if (auto t = st.failures.find(p.part.order());
-      t != st.failures.end() && t->second.devices.count(device))
-    return false;
+  return d != st.devices.end() && !d->second.lost && d->second.workers > 0;
+}
+
+bool may_prove(scheduler_pointer self, const synthesized_partition& p, int32_t device) {
+  if (!in_service(self, device)) return false;
+  if (device == self->state.cfg.fallback_index()) return true;  // it prepares on first use
   const auto& key = p.part.job ? p.part.job->key : nullptr;
   if (!key) return true;  // no key to prepare (scheduler tests)
+  const auto& st = self->state;
   auto k = st.keys.find(key.get());
   return k == st.keys.end() || k->second.owner.lock() != key || !k->second.refused.count(device);
 }
 
+bool eligible(scheduler_pointer self, const synthesized_partition& p, int32_t device) {
+  const auto& st = self->state;
+  const int32_t fallback = st.cfg.fallback_index();
+  const placement& where = p.part.where;
+  // The backends a rule picks: those known (a worker pulled) that may prove p.
+  auto any_of = [&](auto&& rule) {
+    for (const auto& [d, info] : st.devices)
+      if (rule(d) && may_prove(self, p, d)) return true;
+    return false;
+  };
+  auto pick = [&](auto&& rule) { return rule(device) && may_prove(self, p, device); };
+  // Where the placement allows.
+  auto placed = [&](int32_t d) { return where.admits(d, fallback); };
+  if (any_of(placed)) return pick(placed);
+  // Its backends cannot prove it any more: the other primaries, then the fallback.
+  auto others = [&](int32_t d) { return d != fallback && d != where.device; };
+  if (any_of(others)) return pick(others);
+  return device == fallback && may_prove(self, p, device);
+}
+
 bool can_prove(scheduler_pointer self, const synthesized_partition& p, int32_t device) {
-  if (!may_prove(self, p, device)) return false;
+  if (!eligible(self, p, device)) return false;
+  if (device == self->state.cfg.fallback_index()) return true;
   const auto& key = p.part.job ? p.part.job->key : nullptr;
   if (!key) return true;
   auto& st = self->state;
@@ -146,7 +187,7 @@ caf::result<synthesized_partition> on_pull(scheduler_pointer self, int32_t devic
   }
   if (st.devices[device].lost)
     return caf::make_error(caf::sec::invalid_argument,
-                           "gpu " + std::to_string(device) + " is out of service");
+                           backend_name(st.cfg, device) + " is out of service");
   auto rp = self->make_response_promise<synthesized_partition>();
   st.pulls.push_back({rp, addr, device, st.next_pull++});
   dispatch(self);
@@ -159,7 +200,6 @@ void on_worker_done(scheduler_pointer self, uint64_t seq, uint32_t index) {
   if (w == st.workers.end()) return;
   auto it = find_in_flight(w->second, seq, index);
   if (it == w->second.in_flight.end()) return;
-  st.failures.erase(it->first);
   w->second.in_flight.erase(it);
   auto& d = st.devices[w->second.device];
   --d.in_flight;
@@ -167,35 +207,34 @@ void on_worker_done(scheduler_pointer self, uint64_t seq, uint32_t index) {
   dispatch(self);  // a device with fewer in flight may now rank first
 }
 
-void on_worker_failed(scheduler_pointer self, const partition_failure& f, bool inputs_released) {
+void on_worker_failed(scheduler_pointer self, const partition_failure& f) {
   auto& st = self->state;
   auto w = st.workers.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
   if (w == st.workers.end()) return;
   auto it = find_in_flight(w->second, f.job_seq, f.index);
   if (it == w->second.in_flight.end()) return;
   const int32_t device = w->second.device;
-  synthesized_partition p = std::move(it->second);
+  // The worker released the partition's reservation; the registry proves it
+  // again (a counted retry, placed by actors/retry_policy) or fails it.
   w->second.in_flight.erase(it);
-  if (inputs_released) p.bulk = 0;  // the next device must not release it twice
   auto& d = st.devices[device];
   --d.in_flight;
   ++d.failures;
-  auto& t = st.failures[p.part.order()];
-  t.devices.insert(device);
-  t.last = f;
-  if (d.failures >= device_failure_limit && !d.lost) {
-    // Out of service only while another device still proves: with every
-    // device failing, partitions fail through the registry as on one GPU.
+  if (f.device_lost && !d.lost) {
+    lose_device(self, device, f.error.message);
+  } else if (d.failures >= device_failure_limit && !d.lost && device != st.cfg.fallback_index()) {
+    // Out of service only while another primary still proves: with every
+    // GPU failing, partitions fail through the registry as on one GPU.
     for (const auto& [other, o] : st.devices)
-      if (other != device && !o.lost && o.workers > 0 && o.failures < device_failure_limit) {
+      if (other != device && other != st.cfg.fallback_index() && !o.lost && o.workers > 0 &&
+          o.failures < device_failure_limit) {
         lose_device(self, device,
                     std::to_string(d.failures) + " partitions in a row failed (last: " +
                         f.error.message + ")");
         break;
       }
   }
-  // Queued again; fail_stranded reports it if no other device may take it.
-  st.ready.emplace(p.part.order(), std::move(p));
+  if (st.registry) self->send(st.registry, failed_atom::value, f);
   fail_stranded(self);
   dispatch(self);
 }
@@ -212,7 +251,8 @@ void on_prepared(scheduler_pointer self, const zk::groth16::key_ptr& key, int32_
     k.ready.insert(device);
     k.refused.erase(device);
   } else {
-    spdlog::warn("gpu {}: {}: its partitions go to the other GPUs", device, why);
+    spdlog::warn("{}: {}: its partitions go to the other backends",
+                 backend_name(st.cfg, device), why);
     k.ready.erase(device);
     k.refused[device] = why;
   }
@@ -235,9 +275,12 @@ void on_worker_down(scheduler_pointer self, const caf::down_msg& dm) {
   if (dm.reason == caf::exit_reason::user_shutdown) return;  // the runtime is stopping
   if (dm.reason != caf::exit_reason::normal && !d.lost)
     lose_device(self, device, "its GPU worker failed: " + self->system().render(dm.reason));
+  // Not failed, so not retries: queued again as they were, for the backends
+  // that may prove them (eligible() steers a placement on this device
+  // elsewhere once it is out of service).
   if (!held.empty())
-    spdlog::warn("gpu {}: {} partition(s) it held are queued for the other GPUs", device,
-                 held.size());
+    spdlog::warn("{}: {} partition(s) it held are queued for the other backends",
+                 backend_name(st.cfg, device), held.size());
   for (auto& [order, p] : held) st.ready.emplace(order, std::move(p));
   fail_stranded(self);
   dispatch(self);
@@ -248,14 +291,14 @@ void lose_device(scheduler_pointer self, int32_t device, const std::string& why)
   auto& d = st.devices[device];
   d.lost = true;
   d.why = why;
-  spdlog::error("gpu {} is out of service: {}", device, why);
+  spdlog::error("{} is out of service: {}", backend_name(st.cfg, device), why);
   for (auto q = st.pulls.begin(); q != st.pulls.end();) {
     if (q->device != device) {
       ++q;
       continue;
     }
-    q->rp.deliver(caf::make_error(caf::sec::invalid_argument,
-                                  "gpu " + std::to_string(device) + " is out of service"));
+    q->rp.deliver(
+        caf::make_error(caf::sec::invalid_argument, backend_name(st.cfg, device) + " is out of service"));
     q = st.pulls.erase(q);
   }
 }
@@ -266,35 +309,30 @@ void fail_stranded(scheduler_pointer self) {
   for (auto it = st.ready.begin(); it != st.ready.end();) {
     const auto& p = it->second;
     bool possible = false;
-    for (const auto& [device, d] : st.devices) possible = possible || may_prove(self, p, device);
+    for (const auto& [device, d] : st.devices) possible = possible || eligible(self, p, device);
     if (possible) {
       ++it;
       continue;
     }
+    // Not a backend fault of this partition: it fails without a retry.
     partition_failure f;
-    auto t = st.failures.find(it->first);
-    if (t != st.failures.end()) {
-      f = t->second.last;  // every device that could failed it: the registry may retry
-      st.failures.erase(t);
+    f.job_seq = p.part.job->seq;
+    f.index = p.part.index;
+    f.spans = p.part.spans;
+    std::map<int32_t, std::string> lost;
+    for (const auto& [device, d] : st.devices)
+      if (d.lost) lost[device] = d.why;
+    const auto& key = p.part.job->key;
+    auto k = key ? st.keys.find(key.get()) : st.keys.end();
+    if (k != st.keys.end() && !k->second.refused.empty()) {
+      f.error.file = key->path;
+      f.error.message = key->path + ": no GPU can hold this key (" +
+                        list_reasons(st.cfg, k->second.refused) +
+                        (lost.empty() ? "" : "; lost: " + list_reasons(st.cfg, lost)) + ")";
     } else {
-      f.job_seq = p.part.job->seq;
-      f.index = p.part.index;
-      f.spans = p.part.spans;
-      std::map<int32_t, std::string> lost;
-      for (const auto& [device, d] : st.devices)
-        if (d.lost) lost[device] = d.why;
-      const auto& key = p.part.job->key;
-      auto k = key ? st.keys.find(key.get()) : st.keys.end();
-      if (k != st.keys.end() && !k->second.refused.empty()) {
-        f.error.file = key->path;
-        f.error.message = key->path + ": no GPU can hold this key (" +
-                          list_reasons(k->second.refused) +
-                          (lost.empty() ? "" : "; lost: " + list_reasons(lost)) + ")";
-      } else {
-        f.error.file = p.part.witness();
-        f.error.message = p.part.witness() + ": no GPU is left to prove it (" +
-                          (lost.empty() ? "no GPU worker" : list_reasons(lost)) + ")";
-      }
+      f.error.file = p.part.witness();
+      f.error.message = p.part.witness() + ": no GPU is left to prove it (" +
+                        (lost.empty() ? "no GPU worker" : list_reasons(st.cfg, lost)) + ")";
     }
     p.reservation->release_all();
     if (st.registry) self->send(st.registry, failed_atom::value, f);

@@ -13,32 +13,41 @@
 // waits at most for the rest of a synthesis that started before its own, and
 // under a backlog (partitions ready ahead of the GPU) it costs nothing.
 //
-// Devices: every pull names its worker's device (backend index). A partition
-// goes only to a device that has its key ready: the device's GPU worker
-// reports each key it prepared, or could not hold (prepared_atom), so a key
-// that fits one GPU's memory but not another's is proved by the GPUs that
-// hold it, and every GPU that proves a key has prepared it. A refusal
-// stands for the life of the key object: a device that could not hold it
-// because other keys in use filled its memory does not try again. A new
-// key waits on a device until its preparing worker (lane 0) has finished
-// the partition it is proving. Among parked
-// pulls that can take a partition, the one of the device with the fewest
-// partitions in flight goes first (then the worker with the fewest, then the
-// oldest pull), so an idle device is served before a busy one's look-ahead.
+// Backends: every pull names its worker's backend index: the primary
+// backends (GPUs) 0 .. devices-1, and the fallback (with CUDA, the CPU) at
+// index `devices` when there is one. Whether partition p may go to backend d
+// is decided in one place, eligible():
+//   - d is in service: not lost (a sticky device error, its GPU worker died,
+//     or device_failure_limit failures in a row while another proves);
+//   - the key is ready on d: each device's preparing GPU worker (lane 0)
+//     reports each key it prepared, or could not hold (prepared_atom), so a
+//     key that fits one GPU's memory but not another's is proved by the GPUs
+//     that hold it. A refusal stands for the life of the key object. A new
+//     key waits on a device until its preparing worker has finished the
+//     partition it is proving. The fallback prepares keys on first use;
+//   - p's placement admits d (a retry may be placed on one backend, on any
+//     primary but one, or on the fallback: actors/retry_policy.hpp); when no
+//     backend it admits can prove p any more, the other primary backends
+//     may, and the fallback last of all; the fallback otherwise takes only
+//     what is placed on it.
+// Among parked pulls that may take a partition, the one of the backend with
+// the fewest partitions in flight goes first (then the worker with the
+// fewest, then the oldest pull), so an idle GPU is served before a busy
+// one's look-ahead.
 //
-// Device loss: the scheduler remembers what each worker holds until the
-// worker reports it done or failed. A partition whose backend failed goes
-// to another device that can prove it and has not failed it; when none is
-// left, the failure goes to the registry (which proves it again once). A
-// device whose partitions failed device_failure_limit times in a row, while
-// another device still proves, is lost; so is a device whose GPU worker
-// terminates abnormally. A lost device's pulls are answered with an error
-// (its workers quit) and what its workers held is queued again for the
-// others. A partition that no device can prove any more (its key refused
-// everywhere, or every device lost) fails with the reasons. The copy kept
-// for a worker shares the partition's buffers; a worker reports a proved
-// partition done before it sends it to a finalizer, so that copy is
-// normally gone before the finalizer frees the buffers and asks for a purge.
+// Failures and lost devices: the scheduler keeps a copy of what each worker
+// holds until the worker reports it done or failed. A backend failure of a
+// partition goes to the registry, which counts it as a retry and places the
+// retry (actors/retry_policy.hpp): once more on the same backend, then on
+// another GPU or the fallback. A lost device is different: its pulls are
+// answered with an error (its workers quit) and what its workers held but
+// had not failed is queued again for the others as it was: not a retry, since
+// those partitions did not fail. A partition that no backend can prove any
+// more (its key refused everywhere and no fallback, or every backend lost)
+// fails with the reasons. The copy kept for a worker shares the partition's
+// buffers; a worker reports a proved partition done before it sends it to a
+// finalizer, so that copy is normally gone before the finalizer frees the
+// buffers and asks for a purge.
 #pragma once
 
 #include <caf/actor_addr.hpp>
@@ -55,11 +64,20 @@
 
 namespace proofline {
 
-/// Backend failures in a row after which a device is taken out of service,
-/// provided another device is still proving. A partition is tried at most
-/// twice per device (once more after the registry's retry), so one bad
-/// partition alone never takes a device out.
+/// Backend failures in a row after which a primary backend is taken out of
+/// service, provided another primary is still proving. A partition fails at
+/// most twice on one backend (retry_policy places its second retry
+/// elsewhere), so one bad partition alone never takes a device out.
 inline constexpr unsigned device_failure_limit = 3;
+
+/// The backends partitions are placed on: primary indices 0 .. devices-1,
+/// and the fallback (a backend that proves only what is placed on it, or
+/// what no primary can prove any more) at index `devices` when there is one.
+struct scheduler_config {
+  int32_t devices = 1;
+  bool fallback = false;
+  int32_t fallback_index() const { return fallback ? devices : -1; }
+};
 
 struct scheduler_state {
   static inline const char* name = "scheduler";
@@ -88,19 +106,14 @@ struct scheduler_state {
     std::set<int32_t> ready;
     std::map<int32_t, std::string> refused;
   };
-  /// Devices whose backend failed a partition, and the latest failure.
-  struct tried {
-    std::set<int32_t> devices;
-    partition_failure last;
-  };
 
+  scheduler_config cfg;
   std::map<memory::grant_order, synthesized_partition> ready;
   std::deque<pull> pulls;
   uint64_t next_pull = 0;
   std::map<caf::actor_addr, worker> workers;
   std::map<int32_t, device> devices;
   std::map<const zk::groth16::proving_key_base*, key_devices> keys;
-  std::map<memory::grant_order, tried> failures;
   job_registry_actor registry;
   uint64_t next_ticket = 1;       // smallest ticket neither ready nor skipped
   std::set<uint64_t> seen_ahead;  // tickets above next_ticket already seen
@@ -109,15 +122,18 @@ struct scheduler_state {
 
 using scheduler_pointer = scheduler_actor::stateful_pointer<scheduler_state>;
 
+/// One backend (index 0), no fallback.
 scheduler_actor::behavior_type scheduler(scheduler_pointer self);
+scheduler_actor::behavior_type placing_scheduler(scheduler_pointer self, scheduler_config cfg);
 
 void on_ready(scheduler_pointer self, const synthesized_partition& p);
 void on_skip(scheduler_pointer self, uint64_t ticket);
 caf::result<synthesized_partition> on_pull(scheduler_pointer self, int32_t device);
 /// The sending worker is done with partition (seq, index).
 void on_worker_done(scheduler_pointer self, uint64_t seq, uint32_t index);
-/// The sending worker's backend failed a partition.
-void on_worker_failed(scheduler_pointer self, const partition_failure& f, bool inputs_released);
+/// The sending worker's backend failed a partition: the registry places a
+/// retry; a failure that lost the device (f.device_lost) also takes it out.
+void on_worker_failed(scheduler_pointer self, const partition_failure& f);
 void on_prepared(scheduler_pointer self, const zk::groth16::key_ptr& key, int32_t device, bool ok,
                  const std::string& why);
 /// A monitored GPU worker terminated.
@@ -125,15 +141,22 @@ void on_worker_down(scheduler_pointer self, const caf::down_msg& dm);
 
 /// Marks a ticket as seen and advances next_ticket over contiguous ones.
 void see_ticket(scheduler_pointer self, uint64_t ticket);
-/// Device `device` may prove `p` now: live, the key ready there, not failed there.
-bool can_prove(scheduler_pointer self, const synthesized_partition& p, int32_t device);
-/// Device `device` may prove `p` now or once it has prepared its key.
+/// Backend `device` is in service: not lost, and a worker of it has pulled.
+bool in_service(scheduler_pointer self, int32_t device);
+/// Backend `device` may prove `p` now or once it has prepared p's key: in
+/// service and the key not refused there (the fallback refuses none).
 bool may_prove(scheduler_pointer self, const synthesized_partition& p, int32_t device);
+/// Whether `p` may go to backend `device` at all, by its placement: the
+/// backends it admits that may prove it; if none may, the other primaries;
+/// if none of those may, the fallback. See the header comment.
+bool eligible(scheduler_pointer self, const synthesized_partition& p, int32_t device);
+/// `p` may go to `device` now: eligible, and its key ready there.
+bool can_prove(scheduler_pointer self, const synthesized_partition& p, int32_t device);
 /// Answers parked pulls while partitions may go.
 void dispatch(scheduler_pointer self);
 /// Takes a device out of service: its parked pulls get an error.
 void lose_device(scheduler_pointer self, int32_t device, const std::string& why);
-/// Fails every ready partition that no device may prove.
+/// Fails every ready partition that no backend may prove any more.
 void fail_stranded(scheduler_pointer self);
 /// Partitions ready, pulls parked and partitions handed out, for reports.
 scheduler_stats queue_stats(scheduler_pointer self);

@@ -149,6 +149,7 @@ backend_choice choose_backends(const backend_request& r) {
   for (const auto& b : c.backends)
     spdlog::info("backend: CUDA ({}), {} lane(s); --backend {} --gpus {} ({} visible)",
                  b->describe(), b->lanes(), r.backend, r.gpus, visible);
+  c.fallback = std::shared_ptr<gpu::backend>(gpu::make_cpu_backend(r.cpu_threads));
   return c;
 }
 

@@ -24,6 +24,9 @@ struct backend_request {
 struct backend_choice {
   std::vector<std::shared_ptr<gpu::backend>> backends;  ///< one per device used
   std::vector<int> devices;  ///< CUDA device ordinal of each backend; empty for the CPU
+  /// With CUDA, a CPU backend that proves the partitions the GPUs could not
+  /// (runtime_config::fallback); null on the CPU.
+  std::shared_ptr<gpu::backend> fallback;
   std::string error;  ///< non-empty: the request cannot be met (a usage error)
 
   bool cuda() const { return !backends.empty() && std::string(backends.front()->kind()) == "cuda"; }

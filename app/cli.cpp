@@ -25,6 +25,8 @@ const char* const overview =
 
 const char* const main_footer =
     "Run `proofline run --help` for the job file format, outputs and exit codes.\n"
+    "One proof, as rapidsnark: proofline prove circuit.zkey witness.wtns proof.json public.json\n"
+    "(exit 0 written, 1 proving failed, 2 bad input); check it with proofline verify.\n"
     "\n"
     "Exit codes: 0 every job done; 1 some job failed; 2 usage error (bad option,\n"
     "bad job file, requested backend unavailable).";
@@ -237,6 +239,11 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                   "budget allows. A smaller number holds memory and lets a later "
                   "high-priority job overtake sooner, at the cost of GPU idle time when "
                   "synthesis is slower than proving.")
+      ->check(CLI::Range(1u, 1024u));
+  run->add_option("--synthesis-ahead-max", opts.synthesis_ahead_max,
+                  "Let --synthesis-ahead widen by one, up to this many, each time a GPU worker "
+                  "runs dry while it held synthesis back. Few partitions in synthesis share the "
+                  "idle synthesizers' threads, so the first ones reach the GPU sooner.")
       ->check(CLI::Range(1u, 1024u));
   run->add_option("--memory-budget", budget, budget_help())->check(size_validator());
   run->add_flag("--pinned-pool", opts.pinned_pool,

@@ -54,6 +54,7 @@ struct run_options {
   unsigned finalizers = 2;
   unsigned cpu_threads = 0;      ///< 0: every hardware thread
   unsigned synthesis_ahead = 0;  ///< pacing; 0: adaptive (see runtime_config::pacing)
+  unsigned synthesis_ahead_max = 0;  ///< widening limit of pacing (runtime_config::max_pacing)
   uint64_t memory_budget = 0;    ///< bytes; 0: default_memory_budget()
   std::size_t max_partitions = 100000;  ///< job_file.hpp's default_max_partitions
   std::string log_level = "info";

@@ -10,6 +10,7 @@
 #include "app/run_command.hpp"
 #include "app/setup_command.hpp"
 #include "app/client_command.hpp"
+#include "app/prove_command.hpp"
 #include "app/serve_command.hpp"
 #include "app/submit_command.hpp"
 #include "app/tls_command.hpp"
@@ -29,6 +30,7 @@ int main(int argc, char** argv) {
   add_client_commands(commands);  // status, cancel, await, metrics
   add_tls_command(commands);      // TLS credentials of serve and its peers
   add_bench_command(commands);    // benchmarks (bench/registry.hpp)
+  add_prove_command(commands);    // one proof, rapidsnark's arguments (app/prove_command.hpp)
   add_verify_command(commands);   // verify a proof by pairing (app/verify_command.hpp)
 
   if (auto code = commands.parse(argc, argv, std::cout, std::cerr)) return *code;

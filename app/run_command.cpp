@@ -15,7 +15,9 @@
 #include "actors/prover_ops.hpp"
 #include "actors/runtime.hpp"
 #include "actors/system_setup.hpp"
+#include "actors/key_cache.hpp"
 #include "app/backend_choice.hpp"
+#include "app/key_prefetch.hpp"
 #include "observe/html_report.hpp"
 #include "jobs/job_file.hpp"
 #include "app/locate.hpp"
@@ -51,6 +53,10 @@ using observe::run_report;
 using observe::trace_json;
 
 namespace {
+
+/// Distinct keys read while the backends start: the first jobs' keys. More
+/// would only compete with the first key for the disk and the cores.
+constexpr std::size_t prefetch_keys = 2;
 
 /// Default output root of the bundled example, relative to the working directory.
 constexpr const char* bundled_out_root = "proofline-out";
@@ -105,6 +111,9 @@ void setup_logging(const run_options& opts) {
 }
 
 int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
+  // The run's time base starts with the command, so wall time and start-up
+  // figures include reading the job file and starting the backends.
+  const run_clock clock;
   // 1. The jobs: all checked before anything runs.
   std::string job_file;
   std::optional<std::string> out_root = opts.out_root;
@@ -167,10 +176,22 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     }
   }
 
-  // 2. Backend and budget.
+  // 2. Backend and budget. The keys of the first jobs are read meanwhile
+  //    (app/key_prefetch.hpp): starting a CUDA device takes as long as
+  //    reading a small key, and nothing else needs either.
+  auto ops = real_prover_ops(opts.cpu_threads, !opts.no_verify);
+  std::vector<std::pair<int, std::string>> key_order;
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (unwritable[i].empty()) key_order.emplace_back(static_cast<int>(specs[i].prio), specs[i].zkey);
+  key_prefetch<zk::groth16::key_ptr, file_identity> prefetch(
+      ops.load_key, identify_file, keys_to_prefetch(key_order, prefetch_keys));
+  ops.load_key = prefetch.loader();
   backend_request request{opts.backend, opts.gpus, opts.gpu_memory, opts.gpu_lanes,
                           opts.cpu_threads};
+  const double backends_start_ms = clock.now_ms();
   auto choice = choose_backends(request);
+  spdlog::debug("backends started in {:.1f} ms ({} key(s) read meanwhile)",
+                clock.now_ms() - backends_start_ms, prefetch.size());
   if (!choice.error.empty()) {
     err << "proofline run: " << choice.error << "\n";
     return exit_usage;
@@ -182,6 +203,8 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   rc.synthesizers = synthesizers;
   rc.finalizers = opts.finalizers;
   rc.pacing = opts.synthesis_ahead;  // 0: the runtime's default
+  rc.max_pacing = opts.synthesis_ahead_max;
+  rc.fallback = choice.fallback;  // retries the GPUs could not prove
   configure_memory(rc, choice, synthesizers, /*pool=*/opts.pinned_pool);
   spdlog::info("memory budget {}{}", memory::format_bytes(rc.memory_budget),
                opts.memory_budget ? "" : " (default: 70% of physical memory minus 1 GiB)");
@@ -193,7 +216,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
   caf::actor_system sys{cfg};
-  rc.clock = run_clock();
+  rc.clock = clock;
   run_record record;
   record.backends = backend_records(choice);
   record.synthesizers = synthesizers;
@@ -213,7 +236,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   std::vector<job_report> reports;
   std::string memory_line;  // memory_summary_line of the run's end
   {
-    runtime rt(sys, rc, real_prover_ops(opts.cpu_threads, !opts.no_verify), choice.backends);
+    runtime rt(sys, rc, ops, choice.backends);
     obs->attach({rt.registry(), rt.memory(), rt.scheduler()});
     caf::scoped_actor self{sys};
     std::vector<std::optional<uint64_t>> seqs;

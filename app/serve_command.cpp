@@ -238,6 +238,15 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     if (ec) return usage("--spool " + spool + ": " + ec.message());
     spool = fs::canonical(spool).string();
   }
+  // The default spool is this process's own: removed on every way out of
+  // this function, early errors included. A --spool the user named is kept.
+  struct spool_remover {
+    std::string dir;
+    ~spool_remover() {
+      std::error_code ec;
+      if (!dir.empty()) fs::remove_all(dir, ec);
+    }
+  } remove_spool{o.spool.empty() ? spool : std::string()};
   uint64_t budget = o.memory_budget.empty() ? default_memory_budget()
                                             : *memory::parse_size(o.memory_budget);
   std::optional<metrics_endpoint> metrics;
@@ -299,6 +308,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   rc.synthesizers = o.no_local_proving ? 0 : synthesizers;
   rc.finalizers = o.finalizers;
   rc.pacing = o.synthesis_ahead;
+  rc.fallback = choice.fallback;  // retries the GPUs could not prove
   rc.keep_keys = true;  // a daemon keeps keys warm across submissions
   configure_memory(rc, choice, synthesizers, /*pool=*/!o.no_local_proving);
   spdlog::info("serve: memory budget {}; {}", memory::format_bytes(budget),
@@ -384,8 +394,6 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   obs.reset();
   rt->shutdown();
   rt.reset();
-  std::error_code ec;
-  if (o.spool.empty()) fs::remove_all(spool, ec);
   return exit_ok;
 }
 

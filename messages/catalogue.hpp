@@ -113,6 +113,10 @@ struct partition_spans {
   std::vector<named_span> device;  ///< from gpu::prove_hooks::spans, in order
   int32_t gpu = -1;                ///< the device (backend) index that proved it; -1 before
   int32_t lane = -1;               ///< the GPU worker lane on that device
+  /// The backend that proved it, as result.json names it: "<kind>:<index>"
+  /// ("cuda:0", "cpu:0"), or "<kind>:fallback" for the runtime's fallback
+  /// backend; empty before.
+  std::string backend;
   // ---- observability (trace lanes): which pool member ran a stage
   uint64_t synthesizer = 0;  ///< actor id of the synthesizer that ran it; 0 before
   uint64_t finalizer = 0;    ///< actor id of the finalizer that ran it; 0 before
@@ -156,6 +160,9 @@ struct partition_failure {
   /// A fault of the proof, not of the input (a backend error, a proof that
   /// failed its pairing check): the registry proves the partition again.
   bool retryable = false;
+  /// The device that proved it is unusable for the rest of the run (a sticky
+  /// CUDA error, gpu::device_lost): the retry goes elsewhere at once.
+  bool device_lost = false;
 };
 
 /// A compact view of one job (status requests).
@@ -252,6 +259,23 @@ struct job_context {
 };
 using job_ptr = std::shared_ptr<const job_context>;
 
+/// Which GPU workers may prove a partition, by backend index (partition_spans::gpu).
+/// The job registry sets it when it proves a partition again
+/// (actors/retry_policy.hpp); the scheduler honours it.
+struct placement {
+  int32_t device = -1;  ///< -1: any primary backend; else a backend index
+  bool avoid = false;   ///< true: any primary backend except `device`
+
+  /// Whether a worker of backend `d` may take the partition, where `fallback`
+  /// is the index of the fallback backend (-1: none). The fallback takes only
+  /// what is placed on it by name.
+  bool admits(int32_t d, int32_t fallback) const {
+    if (device < 0) return d != fallback;
+    if (!avoid) return d == device;
+    return d != device && d != fallback;
+  }
+};
+
 /// Names one partition and carries its spans through the pipeline.
 struct partition_ref {
   job_ptr job;
@@ -261,6 +285,7 @@ struct partition_ref {
   /// memory; 0 before the grant. The scheduler hands partitions out only once
   /// every earlier ticket is ready or skipped, so they are proved in order.
   uint64_t ticket = 0;
+  placement where;  ///< any primary backend unless this is a retry
 
   const std::string& witness() const { return job->spec.witnesses[index]; }
   memory::grant_order order() const {
@@ -373,6 +398,7 @@ using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 // scheduler
 using ready_atom = caf::atom_constant<caf::atom("ready")>;  ///< synthesized_partition
 using skip_atom = caf::atom_constant<caf::atom("skip")>;    ///< ticket whose synthesis failed
+using lost_atom = caf::atom_constant<caf::atom("lost")>;    ///< a backend index is unusable
 // gpu worker
 using run_atom = caf::atom_constant<caf::atom("run")>;  ///< prove the next held partition
 using prepare_atom = caf::atom_constant<caf::atom("prepare")>;  ///< make a key resident ahead
@@ -416,7 +442,7 @@ typename Inspector::result_type inspect(Inspector& f, named_span& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_spans& x) {
   return f(caf::meta::type_name("partition_spans"), x.synthesize, x.prove, x.finalize, x.device,
-           x.gpu, x.lane, x.synthesizer, x.finalizer);
+           x.gpu, x.lane, x.backend, x.synthesizer, x.finalizer);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, key_preparation& x) {
@@ -443,7 +469,7 @@ typename Inspector::result_type inspect(Inspector& f, partition_done& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_failure& x) {
   return f(caf::meta::type_name("partition_failure"), x.job_seq, x.index, x.spans, x.error,
-           x.retryable);
+           x.retryable, x.device_lost);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {

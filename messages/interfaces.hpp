@@ -119,18 +119,23 @@ using scheduler_actor = caf::typed_actor<
     caf::reacts_to<ready_atom, synthesized_partition>,
     /// The partition with this ticket failed before it was ready: stop waiting for it.
     caf::reacts_to<skip_atom, uint64_t>,
-    /// A GPU worker of device (backend index) d asks for its next partition;
-    /// answered when one that d can prove is ready, or with an error once d
-    /// is lost (the worker then quits).
+    /// A GPU worker asks for its next partition, as a worker of backend 0.
+    caf::replies_to<pull_atom>::with<synthesized_partition>,
+    /// A GPU worker of backend (device) d asks for its next partition;
+    /// answered when one that d may prove is ready (actors/scheduler.hpp),
+    /// or with an error once d is out of service (the worker then quits).
     caf::replies_to<pull_atom, int32_t>::with<synthesized_partition>,
     /// A GPU worker is done with partition (job seq, index): proved, or dropped (cancelled).
     caf::reacts_to<done_atom, uint64_t, uint32_t>,
-    /// A GPU worker's backend failed partition (job seq, index); true: its
-    /// inputs were already released. The scheduler hands it to another
-    /// device that can prove it, or reports the failure to the registry.
-    caf::reacts_to<failed_atom, partition_failure, bool>,
+    /// A GPU worker's backend failed a partition (its reservation already
+    /// released): the scheduler counts it against the device (device_lost:
+    /// takes the device out) and passes it to the registry, which places a retry.
+    caf::reacts_to<failed_atom, partition_failure>,
     /// Device d made a key ready (true), or cannot hold it (false, why).
     caf::reacts_to<prepared_atom, zk::groth16::key_ptr, int32_t, bool, std::string>,
+    /// Backend d is unusable for the rest of the run (a sticky device error
+    /// outside a partition): it is taken out of service.
+    caf::reacts_to<lost_atom, int32_t>,
     /// The registry to report failures to (sent once by the runtime).
     caf::reacts_to<attach_atom, job_registry_actor>,
     /// Its queue: partitions ready, pulls parked, partitions handed out.

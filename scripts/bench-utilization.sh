@@ -29,6 +29,7 @@
 #
 # Environment (run):
 #   LOG_N=20 JOBS=8 PARTS=4   the backlog: JOBS jobs of PARTS partitions, domain 2^LOG_N
+#   KEYS=1                    distinct keys (circuits of the same size); job k uses key k mod KEYS
 #   BACKEND=cuda              cuda, cpu or auto, for both engines
 #   CURVE=bn254               bn254 or bls12_381
 #   SYNTHESIZERS              synthesis threads of both engines (default: cores - 2, at least 2)
@@ -102,7 +103,7 @@ run() {
   for b in "$proofline" "$baseline"; do
     [ -x "$b" ] || { echo "bench-utilization.sh: $b: not an executable (pack first, or set PROOFLINE/BASELINE)" >&2; exit 2; }
   done
-  local log_n=${LOG_N:-20} jobs=${JOBS:-8} parts=${PARTS:-4} backend=${BACKEND:-cuda}
+  local log_n=${LOG_N:-20} jobs=${JOBS:-8} parts=${PARTS:-4} backend=${BACKEND:-cuda} keys=${KEYS:-1}
   local curve=${CURVE:-bn254} lanes=${LANES:-2} finalizers=${FINALIZERS:-2} gpus=${GPUS:-all}
   local cores
   cores=$(nproc)
@@ -126,21 +127,28 @@ run() {
   note "backlog: $jobs jobs x $parts partitions, $curve, domain 2^$log_n ($constraints constraints);" \
        "--backend $backend, $synth synthesizers, $finalizers finalizers, $lanes lanes per GPU, --gpus $gpus"
 
-  # 1. Inputs, generated here: one key, PARTS witnesses shared by every job.
+  # 1. Inputs, generated here: KEYS keys (inputs, inputs2, ...), PARTS
+  #    witnesses each, shared by every job of that key.
   local t0=$SECONDS
-  "$proofline" setup --dev --curve "$curve" --constraints "$constraints" --public "$n_public" \
-    --witnesses "$parts" --seed 20 --out "$work/inputs" --log-level warn > "$work/logs/setup.log" 2>&1 ||
-    { tail -20 "$work/logs/setup.log"; note "setup failed"; exit 1; }
+  local k dir
+  for (( k = 0; k < keys; k++ )); do
+    dir=$work/inputs; [ "$k" -eq 0 ] || dir=$work/inputs$((k + 1))
+    "$proofline" setup --dev --curve "$curve" --constraints "$constraints" --public "$n_public" \
+      --witnesses "$parts" --seed $((20 + k)) --out "$dir" --log-level warn > "$work/logs/setup$k.log" 2>&1 ||
+      { tail -20 "$work/logs/setup$k.log"; note "setup failed"; exit 1; }
+  done
   local domain
   domain=$(zkey_domain "$work/inputs/circuit.zkey") || { note "cannot read the zkey header"; exit 1; }
-  note "setup: $((SECONDS - t0)) s, domain $domain"
+  note "setup: $((SECONDS - t0)) s, $keys key(s), domain $domain"
   [ "$domain" -eq $(( 1 << log_n )) ] || { note "domain $domain is not 2^$log_n"; exit 1; }
-  python3 - "$work/jobs.json" "$jobs" "$parts" <<'EOF'
+  python3 - "$work/jobs.json" "$jobs" "$parts" "$keys" <<'EOF'
 import json, sys
-path, jobs, parts = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-witnesses = [f"inputs/witness_{i}.wtns" for i in range(parts)]
-spec = {"jobs": [{"id": f"j{k}", "zkey": "inputs/circuit.zkey", "witnesses": witnesses,
-                  "out": f"j{k}"} for k in range(jobs)]}
+path, jobs, parts, keys = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+def inputs(k):
+    return "inputs" if k == 0 else f"inputs{k + 1}"
+spec = {"jobs": [{"id": f"j{j}", "zkey": f"{inputs(j % keys)}/circuit.zkey",
+                  "witnesses": [f"{inputs(j % keys)}/witness_{i}.wtns" for i in range(parts)],
+                  "out": f"j{j}"} for j in range(jobs)]}
 json.dump(spec, open(path, "w"), indent=1)
 EOF
 

@@ -167,6 +167,7 @@ engine_result run_engine(const std::vector<job_spec>& jobs, const prover_ops& op
   if (cfg.synthesizers == 0 || cfg.finalizers == 0)
     throw std::invalid_argument("baseline: needs at least one synthesizer and one finalizer");
   shared_run run(ops);
+  if (cfg.clock) run.clock = *cfg.clock;
   engine_result out;
   out.run_epoch_us =
       std::chrono::duration<double, std::micro>(run.clock.epoch().time_since_epoch()).count();

@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "actors/prover_ops.hpp"
@@ -50,6 +51,10 @@ struct engine_config {
   /// Witness and a, b, c in a pool of in_flight blocks, pinned with `pinner`.
   bool pinned_pool = false;
   memory::pinner pinner;
+  /// The run's time base (wall time, spans); `proofline run` starts its own
+  /// with the command, so the baseline's main sets this at its start too.
+  /// Unset: when run_engine starts.
+  std::optional<run_clock> clock;
 };
 
 /// One device (backend object) and the lanes it runs.

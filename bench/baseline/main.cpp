@@ -127,6 +127,7 @@ std::vector<device_backend> choose(const options& o, std::vector<device_info>& i
 }  // namespace
 
 int main(int argc, char** argv) {
+  const proofline::run_clock clock;  // wall time from the start, as `proofline run` counts it
   options o;
   CLI::App app{
       "proofline-baseline: the locked baseline engine (one mutex-protected job tracker, "
@@ -195,6 +196,7 @@ int main(int argc, char** argv) {
   if (info.front().kind == "cuda" && o.engine.pinned_pool) o.engine.pinner = gpu::cuda_pinner();
 
   auto ops = real_prover_ops(o.cpu_threads, /*self_check=*/false);  // the baseline stays as it was
+  o.engine.clock = clock;
   auto result = run_engine(jobs, ops, devices, o.engine);
   if (!o.quiet) print_summary(std::cout, result, info);
   if (o.report) {

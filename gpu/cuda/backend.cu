@@ -23,6 +23,7 @@
 // evicted to make room. Key, table and scratch memory comes from the
 // stream-ordered pool, so freeing it never waits for the device.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -35,6 +36,7 @@
 #include "gpu/cuda/key_tables.hpp"
 #include "gpu/cuda/ops.cuh"
 #include "gpu/cuda/resources.cuh"
+#include "gpu/device_lost.hpp"
 
 namespace proofline::gpu::cuda {
 
@@ -219,6 +221,24 @@ std::size_t scratch_bytes(const key_shapes& ks, std::size_t* temp = nullptr) {
   return count.used();
 }
 
+/// Errors that poison the CUDA context: every later call of the process on
+/// it fails the same way, and CUDA's documentation says the process must be
+/// restarted to use the device again (a reset is not promised to recover it).
+constexpr cudaError_t sticky_errors[] = {
+    cudaErrorIllegalAddress,     cudaErrorLaunchFailure,        cudaErrorLaunchTimeout,
+    cudaErrorHardwareStackError, cudaErrorIllegalInstruction,   cudaErrorMisalignedAddress,
+    cudaErrorInvalidAddressSpace, cudaErrorInvalidPc,           cudaErrorAssert,
+    cudaErrorECCUncorrectable};
+
+/// Whether a backend_error reports a sticky error: CUDA_OK (check.cuh) puts
+/// cudaGetErrorName of the failed call's code in every message.
+bool names_sticky_error(const char* what) {
+  const std::string text(what);
+  for (cudaError_t e : sticky_errors)
+    if (text.find(std::string(cudaGetErrorName(e)) + ":") != std::string::npos) return true;
+  return false;
+}
+
 class cuda_backend final : public backend {
  public:
   cuda_backend(int device, const backend_options& opt) : device_(device), opt_(opt) {
@@ -265,6 +285,7 @@ class cuda_backend final : public backend {
 
   result_ptr prove(const key_ptr& key, const partition_ptr& part, const prove_hooks& hooks) override {
     if (!key || !part) throw backend_error("cuda backend: prove() needs a key and a partition");
+    if (lost_.load(std::memory_order_acquire)) throw device_lost(lost_message());
     if (part->curve != key->info.curve)
       throw backend_error("cuda backend: partition is on " + std::string(zk::to_string(part->curve)) +
                           ", key " + key->path + " is on " + zk::to_string(key->info.curve));
@@ -275,6 +296,8 @@ class cuda_backend final : public backend {
                               hooks);
       });
     } catch (const backend_error& e) {
+      if (names_sticky_error(e.what()))
+        throw device_lost(mark_lost("cuda backend (" + key->path + "): " + e.what()));
       throw backend_error("cuda backend (" + key->path + "): " + e.what());
     } catch (const std::exception& e) {
       throw backend_error("cuda backend (" + key->path + "): " + e.what());
@@ -293,6 +316,10 @@ class cuda_backend final : public backend {
         auto rk = acquire<C>(key, typed, own.get());
         domain<fr>(C::id, key->info.log_domain, own.get());
       });
+    } catch (const backend_error& e) {
+      const std::string what = "cuda backend (" + key->path + "): making the key resident: " + e.what();
+      if (names_sticky_error(e.what())) throw device_lost(mark_lost(what));
+      throw backend_error(what);
     } catch (const std::exception& e) {
       throw backend_error("cuda backend (" + key->path + "): making the key resident: " + e.what());
     }
@@ -863,6 +890,29 @@ class cuda_backend final : public backend {
   std::map<const proving_key_base*, std::pair<std::weak_ptr<const proving_key_base>, std::size_t>> hints_;
   std::map<std::pair<zk::curve_id, unsigned>, std::unique_ptr<domain_base>> domains_;
   cudaEvent_t last_compute_ = nullptr;  ///< a lane's `done` event, recorded last
+
+  // A sticky error poisoned the context: every later prove() fails at once
+  // with the first error's words, without calling CUDA. The device is not
+  // reset: the other lane may be inside a call on the same context, the
+  // resident keys' memory belongs to it, and CUDA does not promise a reset
+  // recovers from these errors; the runtime proves elsewhere instead.
+  std::atomic<bool> lost_{false};
+  std::string lost_what_;  ///< guarded by mu_
+
+  /// Records the first sticky error; returns `what` for the exception.
+  std::string mark_lost(std::string what) {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!lost_.load(std::memory_order_relaxed)) {
+      lost_what_ = what;
+      lost_.store(true, std::memory_order_release);
+    }
+    return what;
+  }
+  std::string lost_message() {
+    std::lock_guard<std::mutex> lk(mu_);
+    return "CUDA device " + std::to_string(device_) + " is lost after an earlier error, " +
+           "partitions go to other backends: " + lost_what_;
+  }
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "gpu/device_lost.hpp"
 #include "zk/curves.hpp"
 #include "zk/formats/error.hpp"
 
@@ -13,9 +14,9 @@ using curve = zk::bn254;
 
 class fake_backend final : public gpu::backend {
  public:
-  fake_backend(std::shared_ptr<fake_world> w, int device, std::string name)
-      : world_(std::move(w)), device_(device), name_(std::move(name)) {}
-  const char* kind() const override { return "fake"; }
+  fake_backend(std::shared_ptr<fake_world> w, int device, std::string kind, std::string name)
+      : world_(std::move(w)), device_(device), kind_(std::move(kind)), name_(std::move(name)) {}
+  const char* kind() const override { return kind_.c_str(); }
   std::string describe() const override { return name_; }
   gpu::result_ptr prove(const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,
                         const gpu::prove_hooks& hooks) override {
@@ -27,10 +28,13 @@ class fake_backend final : public gpu::backend {
       ++world_->prove_calls[device_];
     }
     world_->log("prove " + witness);
+    world_->log("ran " + kind_ + " " + witness);
     if (hooks.inputs_consumed) hooks.inputs_consumed();
     std::this_thread::sleep_for(world_->prove_delay);
     {
       std::lock_guard<std::mutex> g(world_->mtx);
+      if (world_->lost_kinds.count(kind_))
+        throw gpu::device_lost("cudaErrorIllegalAddress: an illegal memory access");
       if (world_->fail_prove.count(witness)) throw gpu::backend_error("injected device fault");
       if (world_->refuses_key[device_].count(key->path)) throw no_room(key->path);
       if (auto f = world_->fails_after.find(device_);
@@ -40,7 +44,10 @@ class fake_backend final : public gpu::backend {
       world_->device_events.push_back("prove " + std::to_string(device_) + " " + key->path + " " +
                                       witness);
     }
-    return std::make_shared<gpu::result<curve>>();
+    auto r = std::make_shared<gpu::result<curve>>();
+    r->msm.a = r->msm.b1 = r->msm.c = r->msm.h = curve::g1_jacobian::infinity();
+    r->msm.b2 = curve::g2_jacobian::infinity();
+    return r;
   }
   void prepare(const zk::groth16::key_ptr& key) override {
     world_->log("prepare " + key->path);
@@ -59,6 +66,7 @@ class fake_backend final : public gpu::backend {
   }
   std::shared_ptr<fake_world> world_;
   int device_ = 0;
+  std::string kind_;
   std::string name_;
   int proved_ = 0;  // successful proofs on this device
 };
@@ -151,7 +159,12 @@ prover_ops fake_world::ops() {
     {
       std::lock_guard<std::mutex> g(self->mtx);
       witness = self->tags.at(p.witness[1].l[0]);
-      if (auto it = self->bad_proofs.find(witness); it != self->bad_proofs.end()) {
+      // The fake backend's results are all zero (MSM sums at infinity); a
+      // point there was put in by the fault-injection decorator.
+      if (!static_cast<const gpu::result<curve>&>(*result).msm.a.is_infinity()) {
+        f.checked = true;
+        f.problem = "result corrupted by the backend";
+      } else if (auto it = self->bad_proofs.find(witness); it != self->bad_proofs.end()) {
         f.checked = true;
         f.verified = it->second <= 0;
         if (it->second-- > 0) f.problem = "fake bad proof";
@@ -181,12 +194,15 @@ std::function<std::optional<file_identity>(const std::string&)> fake_world::iden
   };
 }
 
-std::shared_ptr<gpu::backend> fake_world::backend() {
-  return std::make_shared<fake_backend>(shared_from_this(), 0, "fake backend");
+std::shared_ptr<gpu::backend> fake_world::backend(const std::string& kind) {
+  // The default fake is device 0; one named by another kind (a fallback, a
+  // backend of the retry tests) is none of the numbered fake devices.
+  return std::make_shared<fake_backend>(shared_from_this(), kind == "fake" ? 0 : -1, kind,
+                                        kind + " backend");
 }
 
 std::shared_ptr<gpu::backend> fake_world::backend(int device) {
-  return std::make_shared<fake_backend>(shared_from_this(), device,
+  return std::make_shared<fake_backend>(shared_from_this(), device, "fake",
                                         "fake device " + std::to_string(device));
 }
 

@@ -4,7 +4,10 @@
 //   a key path containing "missing" fails to load; "huge" gives a key whose
 //   partitions exceed any small budget; a witness path containing "bad" fails
 //   synthesis; a witness listed in fail_prove makes the backend throw; one in
-//   bad_proofs gets proofs that fail their self-check that many times.
+//   bad_proofs gets proofs that fail their self-check that many times. A
+//   backend whose kind is in lost_kinds throws gpu::device_lost; a result
+//   changed by the fault-injection decorator (actors/fault_inject.hpp) fails
+//   the fake self-check.
 // Several fake devices (backend(d)) log what each device prepared and proved
 // in device_events; a device can refuse keys (refuses_key: its prepare()
 // and prove() throw as a GPU without room would) or stop working after a
@@ -40,6 +43,8 @@ struct fake_world : std::enable_shared_from_this<fake_world> {
   std::map<std::string, std::string> files;  ///< path -> contents
   std::vector<std::string> tags;             ///< witness path by tag (w[1])
   std::set<std::string> fail_prove;
+  /// Backend kinds whose device is lost: every prove() throws gpu::device_lost.
+  std::set<std::string> lost_kinds;
   /// Witness -> how many more of its proofs fail the (fake) pairing check.
   std::map<std::string, int> bad_proofs;
   std::chrono::milliseconds synth_delay{0};
@@ -59,7 +64,10 @@ struct fake_world : std::enable_shared_from_this<fake_world> {
   /// A file identity from file_versions (the backend logs "prepare <path>"
   /// and "evict <path>" for keys made ready and forgotten).
   std::function<std::optional<file_identity>(const std::string&)> identify();
-  std::shared_ptr<gpu::backend> backend();
+  /// A fake backend; it logs "prove <witness>" and "ran <kind> <witness>"
+  /// for each partition it proves. Kind "fake" is fake device 0, any other
+  /// kind device -1 (in device_events, refuses_key, fails_after, prove_calls).
+  std::shared_ptr<gpu::backend> backend(const std::string& kind = "fake");
   /// An on_grant observer that logs "grant <witness>" and checks the budget.
   std::function<void(const grant_event&)> grant_logger(uint64_t budget);
   /// A fake device with backend index `device` ("fake device <d>").

@@ -50,12 +50,17 @@ struct det_fixture {
   /// Starts the pipeline undetached with one fake backend, or with
   /// `devices` fake devices (world->backend(d)).
   void start(runtime_config rc, int devices = 0) {
-    rc.detach = false;
-    if (!rc.on_grant) rc.on_grant = world->grant_logger(rc.memory_budget);
-    if (!rc.identify) rc.identify = world->identify();
     std::vector<std::shared_ptr<gpu::backend>> backends;
     if (devices == 0) backends.push_back(world->backend());
     for (int d = 0; d < devices; ++d) backends.push_back(world->backend(d));
+    start(std::move(rc), std::move(backends));
+  }
+
+  /// Starts the pipeline undetached on these backends (rc.fallback too, if set).
+  void start(runtime_config rc, std::vector<std::shared_ptr<gpu::backend>> backends) {
+    rc.detach = false;
+    if (!rc.on_grant) rc.on_grant = world->grant_logger(rc.memory_budget);
+    if (!rc.identify) rc.identify = world->identify();
     rt.emplace(sys, rc, world->ops(), std::move(backends));
     sched.run();
   }

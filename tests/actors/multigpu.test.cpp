@@ -2,7 +2,8 @@
 // scheduler: partitions spread over the devices in priority order, an idle
 // device is served while work it can do is queued, a device that fails (its
 // GPU worker dies, or its backend starts throwing) gives its partitions to
-// the others, and a key that fits only some devices is proved by those and
+// the others (what it held without a retry, what failed on it as counted,
+// placed retries), and a key that fits only some devices is proved by those and
 // prepared on each of them first.
 #include <doctest/doctest.h>
 
@@ -10,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "actors/retry_policy.hpp"
 #include "actors/scheduler.hpp"
 #include "tests/actors/fixture.hpp"
 
@@ -121,15 +123,22 @@ TEST_CASE_FIXTURE(det_fixture,
   std::vector<job_spec> specs{make_job("a", witnesses("a", 6)),
                               make_job("b", witnesses("b", 6), priority::high)};
   auto seqs = submit_all(specs);
+  uint32_t retries = 0;
   for (auto seq : seqs) {
     auto r = report(seq);
     CHECK(r.state == job_state::done);
-    for (const auto& p : r.partitions) CHECK(p.retries == 0);  // moved, not retried
+    for (const auto& p : r.partitions) {
+      CHECK(p.retries <= max_placed_retries);
+      retries += p.retries;
+    }
   }
   check_each_proved_once(*world, specs);
   auto per = proofs_per_device(*world);
   CHECK(per[1] == 1);
   CHECK(per[0] + per[2] == 11);
+  // Each failure on device 1 was one counted retry; what it held and had not
+  // tried when it was taken out moved without one.
+  CHECK(retries == static_cast<uint32_t>(world->prove_calls[1] - per[1]));
   // Taken out of service after device_failure_limit failures in a row; the
   // partition it already held as look-ahead may fail there once more.
   CHECK(world->prove_calls[1] >= 1 + static_cast<int>(device_failure_limit));
@@ -162,7 +171,11 @@ TEST_CASE_FIXTURE(det_fixture, "a GPU worker that dies has its partitions proved
   caf::anon_send_exit(rt->workers()[2], caf::exit_reason::kill);
   sched.run();
   std::vector<uint64_t> seqs{fetch<uint64_t>(), fetch<uint64_t>()};
-  for (auto seq : seqs) CHECK(report(seq).state == job_state::done);
+  for (auto seq : seqs) {
+    auto r = report(seq);
+    CHECK(r.state == job_state::done);
+    for (const auto& p : r.partitions) CHECK(p.retries == 0);  // moved, not retried
+  }
   check_each_proved_once(*world, specs);
   CHECK(proofs_per_device(*world)[2] == 1);  // nothing after it died
   auto m = memory();
@@ -396,4 +409,27 @@ TEST_CASE_FIXTURE(devices_fixture,
   handed = state_holder()->state.handed;
   CHECK(handed > 50);   // the random walk did hand out work
   CHECK(checks > 100);  // and often had pulls and partitions both waiting
+}
+
+TEST_CASE_FIXTURE(det_fixture, "a key that fits no GPU is proved by the CPU fallback, not retried") {
+  auto rc = room_for(8);
+  rc.fallback = world->backend("cpu");
+  world->refuses_key[0] = {"big.zkey"};
+  world->refuses_key[1] = {"big.zkey"};
+  start(rc, {world->backend(0), world->backend(1)});
+  auto seqs = submit_all({make_job("k", witnesses("k", 2), priority::high, "big.zkey"),
+                          make_job("s", witnesses("s", 2))});
+  auto k = report(seqs[0]);
+  CHECK(k.state == job_state::done);
+  for (const auto& p : k.partitions) {
+    CHECK(p.retries == 0);  // it did not fail anywhere: the last resort took it
+    CHECK(p.spans.backend == "cpu:fallback");
+  }
+  auto s = report(seqs[1]);
+  CHECK(s.state == job_state::done);
+  for (const auto& p : s.partitions) CHECK(p.spans.backend != "cpu:fallback");
+  CHECK(world->prove_calls[0] + world->prove_calls[1] == 2);  // s0 and s1 only
+  auto m = memory();
+  CHECK(m.reserved == 0);
+  CHECK(m.reservations == 0);
 }

@@ -122,7 +122,8 @@ TEST_CASE_FIXTURE(det_fixture,
   CHECK(z.partitions[1].state == partition_state::failed);
   CHECK(z.error.file == "z1.wtns");
   // A backend fault is retried once, then fails the partition.
-  CHECK(z.error.message == "z1.wtns: fake backend: injected device fault (after 1 retry)");
+  CHECK(z.error.message ==
+        "z1.wtns: fake backend: injected device fault (partition 1 on fake:0, after 1 retry)");
   CHECK(z.partitions[1].retries == 1);
   CHECK(z.partitions[1].spans.prove.recorded());
 
@@ -239,7 +240,8 @@ TEST_CASE_FIXTURE(det_fixture,
   CHECK(b.partitions[0].retries == 1);
   CHECK_FALSE(b.partitions[0].verified);
   CHECK(b.error.message.find("partition 0: the proof from backend") != std::string::npos);
-  CHECK(b.error.message.find("failed its pairing check (fake bad proof) (after 1 retry)") !=
+  CHECK(b.error.message.find(
+            "failed its pairing check (fake bad proof) (partition 0 on fake:0, after 1 retry)") !=
         std::string::npos);
   CHECK(world->file("out/b/proof.json").empty());  // a bad proof is never written
 }

@@ -25,6 +25,7 @@ TEST_CASE("result.json of a failed job lists the done partition and the failed o
   done.verified = true;
   done.verify_ms = 2.1234;
   done.retries = 1;
+  done.spans.backend = "cpu:fallback";
   partition_report failed;
   failed.index = 1;
   failed.state = partition_state::failed;
@@ -41,9 +42,9 @@ TEST_CASE("result.json of a failed job lists the done partition and the failed o
       R"({"id":"b","status":"failed","error":{"file":"w1.wtns","message":"w1.wtns: 1520 witness values, circuit.zkey expects 1521"},)"
       R"("partitions":[{"index":0,"status":"done","proof":"proof_0.json","public":"public_0.json",)"
       R"("spans_ms":{"synthesize":[0.4,12.5],"prove":[12.6,42.8],"finalize":[42.9,44.2]},)"
-      R"("verified":true,"verify_ms":2.123,"retries":1},)"
+      R"("verified":true,"verify_ms":2.123,"retries":1,"backend":"cpu:fallback"},)"
       R"({"index":1,"status":"failed","proof":null,"public":null,"spans_ms":{"synthesize":[0.5,1.0]},)"
-      R"("verified":false,"verify_ms":0.0,"retries":0,)"
+      R"("verified":false,"verify_ms":0.0,"retries":0,"backend":null,)"
       R"("error":{"file":"w1.wtns","message":"w1.wtns: 1520 witness values, circuit.zkey expects 1521"}}],)"
       R"("spans_ms":{"total":[0.0,95.0]}})");
 }

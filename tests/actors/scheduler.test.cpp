@@ -96,3 +96,52 @@ TEST_CASE_FIXTURE(sched_fixture, "a skipped ticket releases the partitions behin
   sched.run();
   CHECK(handed() == strings{"w1_1"});
 }
+
+TEST_CASE("placed partitions go only to the backends they admit; a lost one's go elsewhere") {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{deterministic(cfg)};
+  auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  caf::scoped_actor gpu0{sys, true}, gpu1{sys, true}, cpu{sys, true};
+  // Two GPUs (0, 1) and the fallback (2).
+  auto s = sys.spawn(placing_scheduler, scheduler_config{2, true});
+  auto take = [&](caf::scoped_actor& worker) {
+    std::string got;
+    worker->receive([&](synthesized_partition& p) { got = p.part.witness(); },
+                    caf::after(std::chrono::seconds(0)) >> [] {});
+    return got;
+  };
+  auto placed = [](synthesized_partition p, placement where) {
+    p.part.where = where;
+    return p;
+  };
+  gpu0->send(s, pull_atom::value, int32_t{0});
+  gpu1->send(s, pull_atom::value, int32_t{1});
+  cpu->send(s, pull_atom::value, int32_t{2});
+  sched.run();
+  // Ticket 1 may only go to GPU 1, ticket 2 anywhere but GPU 1, ticket 3 to the fallback.
+  gpu0->send(s, ready_atom::value, placed(ready_part(1, priority::normal, 0, 1), {1, false}));
+  gpu0->send(s, ready_atom::value, placed(ready_part(1, priority::normal, 1, 2), {1, true}));
+  gpu0->send(s, ready_atom::value, placed(ready_part(1, priority::normal, 2, 3), {2, false}));
+  sched.run();
+  CHECK(take(gpu1) == "w1_0");
+  CHECK(take(gpu0) == "w1_1");
+  CHECK(take(cpu) == "w1_2");
+
+  // GPU 1 is lost: a partition placed on it goes to GPU 0; once both are
+  // lost, even an unplaced one goes to the fallback.
+  gpu1->send(s, lost_atom::value, int32_t{1});
+  gpu1->send(s, pull_atom::value, int32_t{1});
+  gpu0->send(s, pull_atom::value, int32_t{0});
+  gpu0->send(s, ready_atom::value, placed(ready_part(2, priority::normal, 0, 4), {1, false}));
+  sched.run();
+  CHECK(take(gpu1).empty());
+  CHECK(take(gpu0) == "w2_0");
+  gpu0->send(s, lost_atom::value, int32_t{0});
+  cpu->send(s, pull_atom::value, int32_t{2});
+  gpu0->send(s, ready_atom::value, ready_part(3, priority::normal, 0, 5));
+  sched.run();
+  CHECK(take(cpu) == "w3_0");
+  CHECK(take(gpu1).empty());
+  gpu0->send_exit(s, caf::exit_reason::user_shutdown);
+  sched.run();
+}

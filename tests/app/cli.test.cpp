@@ -67,7 +67,7 @@ TEST_CASE("run without arguments uses the defaults and the bundled example") {
 TEST_CASE("usage errors exit 2 with a message on stderr") {
   for (auto args :
        std::vector<std::vector<const char*>>{{},                           // no subcommand
-                                             {"prove"},                    // unknown subcommand
+                                             {"frobnicate"},               // unknown subcommand
                                              {"run", "--backend", "gpu"},  // not a backend
                                              {"run", "--memory-budget", "8X"},  // not a size
                                              {"run", "--synthesizers", "300"},  // out of range

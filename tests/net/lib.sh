@@ -48,6 +48,10 @@ cd "$work"
 # Every serve and client of a test shares one credential directory: the
 # first listening serve creates it (mutual TLS is the default on every link).
 export PROOFLINE_TLS_DIR=$work/tls
+# Default spool directories (<tmp>/proofline-spool-<pid>) of servers that the
+# clean-up below kills with SIGKILL stay inside the work directory.
+export TMPDIR=$work/tmp
+mkdir -p "$TMPDIR"
 
 started=()
 cleanup() {

@@ -1,0 +1,20 @@
+#include "actors/retry_policy.hpp"
+
+namespace proofline {
+
+std::optional<placement> next_placement(const retry_targets& t, uint32_t retries,
+                                        int32_t failed_on, bool device_lost) {
+  if (retries >= max_placed_retries) return std::nullopt;
+  if (t.fallback && failed_on == t.fallback_index()) return std::nullopt;  // the last resort failed
+  // First retry: the same backend, unless that device is gone.
+  if (retries == 0 && !device_lost) return placement{failed_on, false};
+  // Then another primary backend, or the fallback.
+  if (t.devices > 1 && failed_on >= 0) return placement{failed_on, true};
+  if (t.fallback) return placement{t.fallback_index(), false};
+  // No other backend: a lost device's partition gets its one retry wherever
+  // the scheduler still finds a worker; otherwise the partition fails.
+  if (retries == 0) return placement{};
+  return std::nullopt;
+}
+
+}  // namespace proofline

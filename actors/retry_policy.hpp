@@ -1,0 +1,37 @@
+// Where a partition is proved again after a retryable failure (a backend
+// error, a proof that failed its pairing check), and when to stop:
+//
+//   1st retry  on the same backend (a transient fault), unless the failure
+//              lost that device (gpu::device_lost): then as the 2nd retry;
+//   2nd retry  on another primary backend (another GPU) when there is one,
+//              else on the fallback backend (the CPU) when there is one;
+//   then       the partition fails, naming itself and the last backend.
+//
+// With one backend and no fallback a partition is retried once. The job
+// registry asks; the scheduler places the retry (actors/scheduler.hpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "messages/catalogue.hpp"
+
+namespace proofline {
+
+/// The backends a runtime proves on: primary indices 0 .. devices-1, and
+/// the fallback at index `devices` when there is one.
+struct retry_targets {
+  int32_t devices = 1;
+  bool fallback = false;
+  int32_t fallback_index() const { return fallback ? devices : -1; }
+};
+
+/// Retries of one partition at most (same backend, then another).
+inline constexpr uint32_t max_placed_retries = 2;
+
+/// Where retry number `retries + 1` goes after a failure on backend
+/// `failed_on` (-1: unknown), or nothing when the partition should fail.
+std::optional<placement> next_placement(const retry_targets& t, uint32_t retries,
+                                        int32_t failed_on, bool device_lost);
+
+}  // namespace proofline
