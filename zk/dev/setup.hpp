@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@
 #include "zk/curves.hpp"
 
 namespace proofline::zk::dev {
+
+class fixed_base_engine;
 
 struct setup_options {
   curve_id curve = curve_id::bn254;
@@ -32,6 +35,9 @@ struct setup_options {
   unsigned threads = 0;  ///< 0: every hardware thread
   std::string out_dir;
   bool force = false;  ///< write into a non-empty out_dir
+  /// Computes the key's fixed-base products (fixed_base_engine.hpp); none:
+  /// the CPU, on `threads` threads.
+  std::shared_ptr<fixed_base_engine> engine;
 };
 
 /// A problem the user must fix (bad option values, an unusable output
