@@ -9,6 +9,7 @@
 // digit (a negative digit adds the negated entry) and no doubling at all.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "zk/common/hd.hpp"
@@ -23,9 +24,6 @@ struct fixed_base_view {
   const ec::affine<G>* table = nullptr;  ///< [j * 2^(w-1) + m - 1] = m * 2^(w j) * base
   unsigned window_bits = 0;              ///< w
   unsigned windows = 0;                  ///< windows of the scalar, the top one taking the last carry
-
-  /// Entries of the table: windows * 2^(w-1).
-  PL_HD std::size_t entries() const { return std::size_t(windows) << (window_bits - 1); }
 
   /// k * base for a standard-form k below 2^(w windows - 1): at most
   /// `windows` mixed additions.
