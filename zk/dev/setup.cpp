@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <future>
 #include <iomanip>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -134,10 +135,13 @@ template <class C>
 setup_result run_typed(const setup_options& o, const setup_log& log) {
   using fr = typename C::fr;
   const auto start = clock_type::now();
+  std::mutex log_mutex;  // the witnesses log from their own thread
   auto info = [&](const std::string& s) {
+    std::lock_guard<std::mutex> lock(log_mutex);
     if (log) log(0, s);
   };
   auto warn = [&](const std::string& s) {
+    std::lock_guard<std::mutex> lock(log_mutex);
     if (log) log(1, s);
   };
   const fs::path dir(o.out_dir);

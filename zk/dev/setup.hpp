@@ -57,7 +57,8 @@ struct setup_result {
   std::vector<std::string> files;  ///< written, relative to out_dir
 };
 
-/// Log lines as the setup goes: level (0 info, 1 warning) and text.
+/// Log lines as the setup goes: level (0 info, 1 warning) and text; called
+/// from one thread at a time (the witnesses, made beside the key, log too).
 using setup_log = std::function<void(int level, const std::string& line)>;
 
 /// Checks the options (throws setup_error on N or K of 0, a domain beyond the
