@@ -1,11 +1,11 @@
 // gpu/cuda/fixed_base.hpp: the engine's host side (table upload, chunking,
 // transfers); the kernels are in fixed_base_<curve>_<group>.cu.
-#include <algorithm>
 #include <string>
 
 #include "gpu/cuda/cuda_backend.hpp"
 #include "gpu/cuda/fixed_base.hpp"
 #include "gpu/cuda/fixed_base_ops.cuh"
+#include "gpu/cuda/fixed_base_plan.hpp"
 #include "gpu/cuda/resources.cuh"
 
 namespace proofline::gpu::cuda {
@@ -61,9 +61,9 @@ class cuda_fixed_base_engine final : public zk::dev::fixed_base_engine {
     CUDA_OK(cudaMemcpy(d_table.get(), entries.data(), d_table.bytes(), cudaMemcpyHostToDevice));
     const zk::dev::fixed_base_view<G> view{d_table.get(), table.window_bits(), table.windows()};
 
-    const std::size_t c = std::min(n, chunk_);
-    const std::size_t chunks = (n + c - 1) / c;
-    const unsigned slots = chunks > 1 ? 2 : 1;
+    const auto chunks = fixed_base_chunks(n, chunk_);
+    const std::size_t c = chunks.front().len;
+    const unsigned slots = chunks.size() > 1 ? 2 : 1;
     stream st[2];
     device_buffer<F> d_scalars[2];
     device_buffer<A> d_points[2];
@@ -71,24 +71,19 @@ class cuda_fixed_base_engine final : public zk::dev::fixed_base_engine {
       d_scalars[s] = device_buffer<F>(c);
       d_points[s] = device_buffer<A>(c);
     }
-    auto range = [&](std::size_t j) {
-      const std::size_t lo = j * c;
-      return std::make_pair(lo, std::min(c, n - lo));
-    };
-    for (std::size_t j = 0; j <= chunks; ++j) {
-      if (j < chunks) {
-        const unsigned s = unsigned(j % slots);
-        const auto [lo, len] = range(j);
-        CUDA_OK(cudaMemcpyAsync(d_scalars[s].get(), scalars + lo, len * sizeof(F), cudaMemcpyHostToDevice,
-                                st[s].get()));
-        fixed_base_products<G, F>(view, d_scalars[s].get(), len, d_points[s].get(), st[s].get());
+    for (std::size_t j = 0; j <= chunks.size(); ++j) {
+      if (j < chunks.size()) {
+        const fixed_base_chunk& k = chunks[j];
+        const cudaStream_t s = st[k.slot].get();
+        CUDA_OK(cudaMemcpyAsync(d_scalars[k.slot].get(), scalars + k.lo, k.len * sizeof(F),
+                                cudaMemcpyHostToDevice, s));
+        fixed_base_products<G, F>(view, d_scalars[k.slot].get(), k.len, d_points[k.slot].get(), s);
       }
       if (j > 0) {
-        const unsigned s = unsigned((j - 1) % slots);
-        const auto [lo, len] = range(j - 1);
-        CUDA_OK(cudaMemcpyAsync(out + lo, d_points[s].get(), len * sizeof(A), cudaMemcpyDeviceToHost,
-                                st[s].get()));
-        st[s].synchronize();
+        const fixed_base_chunk& k = chunks[j - 1];
+        CUDA_OK(cudaMemcpyAsync(out + k.lo, d_points[k.slot].get(), k.len * sizeof(A), cudaMemcpyDeviceToHost,
+                                st[k.slot].get()));
+        st[k.slot].synchronize();
       }
     }
   }

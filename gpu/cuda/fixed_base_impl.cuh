@@ -4,27 +4,14 @@
 
 #include "gpu/cuda/device_exec.cuh"
 #include "gpu/cuda/fixed_base_ops.cuh"
+#include "gpu/cuda/fixed_base_plan.hpp"
 
 namespace proofline::gpu::cuda {
-
-namespace detail {
-
-/// One product per thread: the signed-window sum (at most `windows` mixed
-/// additions in jacobian coordinates), then one inversion to affine.
-template <class G, class F>
-struct fixed_base_fn {
-  zk::dev::fixed_base_view<G> table;
-  const F* scalars;
-  zk::ec::affine<G>* out;
-  PL_HD void operator()(std::size_t i) const { out[i] = table.mul(scalars[i].to_standard()).to_affine(); }
-};
-
-}  // namespace detail
 
 template <class G, class F>
 void fixed_base_products(const zk::dev::fixed_base_view<G>& table, const F* scalars, std::size_t n,
                          zk::ec::affine<G>* out, cudaStream_t s) {
-  device_exec{s}.for_each(n, detail::fixed_base_fn<G, F>{table, scalars, out});
+  device_exec{s}.for_each(n, fixed_base_fn<G, F>{table, scalars, out});
 }
 
 }  // namespace proofline::gpu::cuda
