@@ -36,16 +36,19 @@ struct fixed_base_view {
     for (unsigned j = 0; j < windows; ++j) {
       const uint32_t v = k.bits(j * w, w) + carry;
       // v > 2^(w-1): the digit v - 2^w is negative; add the negated entry
-      // and carry one into the next window. One addition site for both
-      // signs keeps GPU threads of a warp on one path.
+      // and carry one into the next window.
       const bool negative = v > half;
       carry = negative ? 1 : 0;
       const uint32_t m = negative ? (uint32_t(1) << w) - v : v;
-      if (m != 0) {
-        ec::affine<G> entry = table[std::size_t(j) * half + m - 1];
-        if (negative) entry.y = -entry.y;
-        acc = acc.add_affine(entry);
-      }
+      if (m == 0) continue;
+      const ec::affine<G>& entry = table[std::size_t(j) * half + m - 1];
+#ifdef __CUDA_ARCH__
+      // one addition site for both signs keeps a warp's threads on one path
+      acc = acc.add_affine({entry.x, negative ? -entry.y : entry.y});
+#else
+      // on the CPU two sites are cheaper: a positive digit adds the entry in place
+      acc = negative ? acc.add_affine(-entry) : acc.add_affine(entry);
+#endif
     }
     return acc;
   }
