@@ -79,6 +79,7 @@ struct shared_run {
   uint64_t heap_samples = 0;
   double heap_read_ms = 0;
   std::atomic<uint64_t> trim_returned{0};
+  std::vector<double> ready_ms;  ///< per partition record: synthesized (one writer each)
 };
 
 void synthesizer_thread(shared_run& run, unsigned id) {
@@ -106,6 +107,7 @@ void synthesizer_thread(shared_run& run, unsigned id) {
       continue;
     }
     block.reset();  // the buffers carved from it keep it alive
+    run.ready_ms[p] = run.clock.now_ms();
     run.ready.push(ready_partition{p, std::move(data)});
   }
   if (run.synthesizers_left.fetch_sub(1) == 1) run.ready.close();
@@ -205,6 +207,7 @@ engine_result run_engine(const std::vector<job_spec>& jobs, const prover_ops& op
     }
   }
   run.order.resize(records.size());
+  run.ready_ms.assign(records.size(), -1.0);
   for (std::size_t p = 0; p < records.size(); ++p) run.order[p] = p;
   std::stable_sort(run.order.begin(), run.order.end(), [&](std::size_t x, std::size_t y) {
     return jobs[run.job_of[x]].prio > jobs[run.job_of[y]].prio;
@@ -295,6 +298,7 @@ engine_result run_engine(const std::vector<job_spec>& jobs, const prover_ops& op
   out.heap_samples = run.heap_samples;
   out.heap_read_ms = run.heap_read_ms;
   out.heap_end = read_glibc_heap();
+  out.ready_ms = std::move(run.ready_ms);
   return out;
 }
 

@@ -81,6 +81,9 @@ struct engine_result {
   glibc_heap heap_end;     ///< the heap once every thread has finished
   uint64_t heap_samples = 0;
   double heap_read_ms = 0;  ///< time in malloc_info over all samples
+  /// Per partition record (as tracker.parts): when its synthesis finished, ms
+  /// since the run started; -1 if it never did.
+  std::vector<double> ready_ms;
 };
 
 /// Proves every partition of `jobs` and returns when all are done or failed.

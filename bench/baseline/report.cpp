@@ -158,7 +158,8 @@ std::string report_json(const engine_result& r, const std::vector<device_info>& 
 
   json parts = json::array();
   json errors = json::array();
-  for (const auto& rec : r.tracker.parts) {
+  for (std::size_t k = 0; k < r.tracker.parts.size(); ++k) {
+    const auto& rec = r.tracker.parts[k];
     const auto& job = r.tracker.jobs.at(rec.job);
     json spans = json::array();
     for (const auto& s : rec.spans)
@@ -169,6 +170,7 @@ std::string report_json(const engine_result& r, const std::vector<device_info>& 
                      {"status", state_name(rec.state)},
                      {"device", rec.device},
                      {"lane", rec.lane},
+                     {"ready_ms", k < r.ready_ms.size() ? round_us(r.ready_ms[k]) : -1.0},
                      {"spans_ms", spans}});
     if (!rec.error.empty())
       errors.push_back({{"job", job.id}, {"partition", rec.index}, {"message", rec.error}});
