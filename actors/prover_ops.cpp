@@ -38,9 +38,12 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const std::str
   p->b = memory::buffer<fr>(k.info.domain_size, src);
   p->c = memory::buffer<fr>(k.info.domain_size, src);
   unsigned threads = std::max(1u, this_thread_synthesis_threads());
-  if (model == zk::groth16::synthesis_model::lc) {
+  if (model != zk::groth16::synthesis_model::plain) {
     threads = 1;  // a bellperson-style synthesis runs on one thread
-    zk::groth16::synthesize_lc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data());
+    const uint32_t keep =
+        model == zk::groth16::synthesis_model::lc_keep ? zk::groth16::lc_keep_every : 0;
+    zk::groth16::synthesize_lc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data(),
+                                  nullptr, keep);
   } else {
     zk::groth16::synthesize_abc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data(),
                                    threads);

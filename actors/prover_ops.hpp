@@ -80,9 +80,9 @@ inline unsigned& this_thread_synthesis_threads() {
 /// write_file_atomic. With `self_check`, load_key also prepares the key's
 /// verification key, so that every proof is checked by pairing before it is
 /// written. `model` chooses how synthesize allocates (zk/groth16/
-/// synthesis_model.hpp): plain (synthesize_abc on the granted threads) or lc
-/// (synthesize_lc, one thread, allocating like a bellperson-style prover);
-/// both give the same a, b, c. Defined in library proofline_prover_ops.
+/// synthesis_model.hpp): plain (synthesize_abc on the granted threads), lc
+/// or lc-keep (synthesize_lc, one thread, allocating like a bellperson-style
+/// prover); all give the same a, b, c. Defined in library proofline_prover_ops.
 prover_ops real_prover_ops(unsigned threads, bool self_check = true,
                            zk::groth16::synthesis_model model = zk::groth16::synthesis_model::plain);
 

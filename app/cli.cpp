@@ -260,8 +260,9 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
   run->add_option("--synthesis-model", opts.synthesis_model,
                   "How synthesis allocates: plain, or lc (the same a, b, c on one thread, "
                   "allocating linear combinations and doubling vectors like a bellperson-style "
-                  "prover; for benchmarks)")
-      ->check(CLI::IsMember({"plain", "lc"}))
+                  "prover; for benchmarks), or lc-keep (lc, with one row's combinations in 16 "
+                  "freed only at the end)")
+      ->check(CLI::IsMember({"plain", "lc", "lc-keep"}))
       ->capture_default_str();
   run->add_flag("--no-verify", opts.no_verify,
                 "Write proofs without checking each by pairing first (the check costs a few "

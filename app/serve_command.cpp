@@ -162,8 +162,8 @@ void add_serve_command(cli& c) {
       ->capture_default_str();
   s.add_flag("--no-verify", opts->no_verify,
              "Write proofs without checking each by pairing first");
-  s.add_option("--synthesis-model", opts->synthesis_model, "plain or lc, as for run")
-      ->check(CLI::IsMember({"plain", "lc"}))
+  s.add_option("--synthesis-model", opts->synthesis_model, "plain, lc or lc-keep, as for run")
+      ->check(CLI::IsMember({"plain", "lc", "lc-keep"}))
       ->capture_default_str();
   s.add_option("--cpu-threads", opts->cpu_threads, "Threads of the CPU backend; 0 = all")
       ->check(CLI::Range(0u, 4096u))

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The backlog benchmark with a synthesis that allocates like a real circuit
 # (issue 18): at each domain size in SIZES, one backlog proved with
-# `--synthesis-model lc` (zk/groth16/synthesis_model.hpp) by
+# `--synthesis-model lc` (and lc-keep at 2^22; zk/groth16/synthesis_model.hpp) by
 #   proofline          `proofline run` (actors, per-actor jemalloc arenas)
 #   baseline           proofline-baseline (one tracker lock, glibc malloc,
 #                      malloc_trim(0) under the lock after every partition)
@@ -26,8 +26,9 @@
 #
 # Environment:
 #   SIZES="22 24"             domain sizes (log2), each with its own key
+#   MODELS_22="lc lc-keep"    synthesis models run at 2^22 (MODELS_24="lc"; others: lc)
 #   BACKLOG_22="2 14 4 14"    JOBS PARTS WITNESSES SYNTHESIZERS at 2^22: JOBS jobs of
-#   BACKLOG_24="2 6 2 10"     PARTS partitions, cycling over WITNESSES witnesses
+#   BACKLOG_24="2 5 2 10"     PARTS partitions, cycling over WITNESSES witnesses
 #                             (synthesizers: RAM bounds them at 2^24; each lc
 #                             synthesis holds ~2.3 GiB of vectors at 2^24 besides
 #                             its partition's 2 GiB)
@@ -65,6 +66,7 @@ run() {
   local engines=${ENGINES:-proofline baseline baseline-notrim}
   local sizes=${SIZES:-22 24}
   local t_start=$SECONDS
+  local groups=()
 
   rm -rf "$work"
   mkdir -p "$work/logs" "$work/reports" "$work/bundle"
@@ -83,7 +85,7 @@ run() {
     local var=BACKLOG_$log_n
     local defaults
     case "$log_n" in
-      24) defaults="2 6 2 10" ;;
+      24) defaults="2 5 2 10" ;;
       22) defaults="2 14 4 14" ;;
       *) defaults="2 4 2 4" ;;
     esac
@@ -93,7 +95,7 @@ run() {
     mkdir -p "$dir"
     local constraints=$(( (1 << log_n) - 2 ))  # + 1 public + 1 = exactly 2^log_n rows
     note ""
-    note "== 2^$log_n: $jobs jobs x $parts partitions ($witnesses witnesses reused), $curve, --synthesis-model lc," \
+    note "== 2^$log_n: $jobs jobs x $parts partitions ($witnesses witnesses reused), $curve," \
          "$synth synthesizers, $finalizers finalizers, $lanes lanes, --backend $backend"
     local t0=$SECONDS
     "$proofline" setup --dev --curve "$curve" --constraints "$constraints" --public 1 \
@@ -108,30 +110,35 @@ spec = {"jobs": [{"id": f"j{k}", "zkey": "inputs/circuit.zkey",
                   "out": f"j{k}"} for k in range(jobs)]}
 json.dump(spec, open(path, "w"), indent=1)
 EOF
-    local common=(--backend "$backend" --synthesizers "$synth" --finalizers "$finalizers" --synthesis-model lc)
-    for e in $engines; do
-      local name=$e-$log_n args
-      case "$e" in
-        proofline) args=("$proofline" run "$dir/jobs.json" "${common[@]}" --gpu-lanes "$lanes"
-                         --trace "$work/reports/$name.trace.json") ;;
-        baseline) args=("$baseline" "$dir/jobs.json" "${common[@]}" --lanes "$lanes" --heap-stats) ;;
-        baseline-notrim) args=("$baseline" "$dir/jobs.json" "${common[@]}" --lanes "$lanes" --heap-stats --no-trim) ;;
-        *) note "unknown engine $e"; continue ;;
-      esac
-      sync
-      local t=$SECONDS
-      echo "+ ${args[*]}" > "$work/logs/$name.log"
-      timeout "${ENGINE_TIMEOUT:-150}" "${args[@]}" --out-root "$dir/out/$e" --report "$work/reports/$name.json" \
-        >> "$work/logs/$name.log" 2>&1
-      local r=$?
-      note "$name: exit $r in $((SECONDS - t)) s"
-      if [ $r -ne 0 ] || [ ! -s "$work/reports/$name.json" ]; then
-        tail -15 "$work/logs/$name.log" | sed 's/^/  | /' | tee -a "$summary"
-        rc=1
-      fi
-      mkdir -p "$work/bundle/proofs/$name"
-      cp -r "$dir/out/$e/j0" "$work/bundle/proofs/$name/" 2>/dev/null
-      rm -rf "$dir/out/$e"
+    local mvar=MODELS_$log_n model
+    local models=${!mvar:-$([ "$log_n" = 22 ] && echo "lc lc-keep" || echo lc)}
+    for model in $models; do
+      groups+=("$log_n:$model")
+      local common=(--backend "$backend" --synthesizers "$synth" --finalizers "$finalizers" --synthesis-model "$model")
+      for e in $engines; do
+        local name=$e-$log_n-$model args
+        case "$e" in
+          proofline) args=("$proofline" run "$dir/jobs.json" "${common[@]}" --gpu-lanes "$lanes"
+                           --trace "$work/reports/$name.trace.json") ;;
+          baseline) args=("$baseline" "$dir/jobs.json" "${common[@]}" --lanes "$lanes" --heap-stats) ;;
+          baseline-notrim) args=("$baseline" "$dir/jobs.json" "${common[@]}" --lanes "$lanes" --heap-stats --no-trim) ;;
+          *) note "unknown engine $e"; continue ;;
+        esac
+        sync
+        local t=$SECONDS
+        echo "+ ${args[*]}" > "$work/logs/$name.log"
+        timeout "${ENGINE_TIMEOUT:-150}" "${args[@]}" --out-root "$dir/out/$e" --report "$work/reports/$name.json" \
+          >> "$work/logs/$name.log" 2>&1
+        local r=$?
+        note "$name: exit $r in $((SECONDS - t)) s"
+        if [ $r -ne 0 ] || [ ! -s "$work/reports/$name.json" ]; then
+          tail -15 "$work/logs/$name.log" | sed 's/^/  | /' | tee -a "$summary"
+          rc=1
+        fi
+        mkdir -p "$work/bundle/proofs/$name"
+        cp -r "$dir/out/$e/j0" "$work/bundle/proofs/$name/" 2>/dev/null
+        rm -rf "$dir/out/$e"
+      done
     done
     cp "$dir/inputs/verification_key.json" "$work/bundle/verification_key-$log_n.json" 2>/dev/null
     rm -rf "$dir/inputs"  # the 2^24 key is 8 GiB; free the page cache's copy
@@ -150,9 +157,9 @@ EOF
       note "trim curve at $b (176 B) failed"
   done
 
-  python3 - "$work/reports" "$work/logs" "$sizes" "$engines" <<'EOF' | tee -a "$summary"
+  python3 - "$work/reports" "$work/logs" "${groups[*]}" "$engines" <<'EOF' | tee -a "$summary"
 import glob, json, os, re, sys
-reports, logs, sizes, engines = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split()
+reports, logs, groups, engines = sys.argv[1], sys.argv[2], sys.argv[3].split(), sys.argv[4].split()
 
 def union(iv):
     iv = sorted(iv); total = 0.0; cur = None
@@ -233,9 +240,10 @@ def log_line(name, prefix):
 G = 2 ** 30
 rows = {}
 per_part_ms = {}
-for n in sizes:
+for grp in groups:
+    n, model = grp.split(":")
     for e in engines:
-        name = f"{e}-{n}"
+        name = f"{e}-{n}-{model}"
         try: r = json.load(open(os.path.join(reports, name + ".json")))
         except (OSError, ValueError): rows[name] = None; continue
         if e == "proofline":
@@ -278,18 +286,19 @@ for n in sizes:
                 if mm: row["jemalloc end active/dirty GiB"] = f"{mm.group(1)}/{mm.group(2)}"
         rows[name] = row
 
-for n in sizes:
-    names = [f"{e}-{n}" for e in engines]
+for grp in groups:
+    n, model = grp.split(":")
+    names = [f"{e}-{n}-{model}" for e in engines]
     labels = []
     for nm in names:
         for k in (rows.get(nm) or {}): 
             if k not in labels: labels.append(k)
-    print(f"\n2^{n}, --synthesis-model lc")
+    print(f"\n2^{n}, --synthesis-model {model}")
     width = 24
     print(f"{'':<34}" + "".join(f"{e:>{width}}" for e in engines))
     for k in labels:
         print(f"{k:<34}" + "".join(f"{(rows.get(nm) or {}).get(k, 'no report' if rows.get(nm) is None else '-'):>{width}}" for nm in names))
-    b, p = rows.get(f"baseline-{n}"), rows.get(f"proofline-{n}")
+    b, p = rows.get(f"baseline-{n}-{model}"), rows.get(f"proofline-{n}-{model}")
     if b and p:
         try:
             ratio_busy = float(p["busy, all spans"][:-1]) / float(b["busy, all spans"][:-1])

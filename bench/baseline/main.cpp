@@ -159,8 +159,8 @@ int main(int argc, char** argv) {
   app.add_flag("--pinned-pool", o.engine.pinned_pool,
                "Witness and a, b, c in a pinned pool like proofline's (default: glibc heap)");
   app.add_option("--synthesis-model", o.synthesis_model,
-                 "plain or lc: how synthesis allocates, as for `proofline run`")
-      ->check(CLI::IsMember({"plain", "lc"}))
+                 "plain, lc or lc-keep: how synthesis allocates, as for `proofline run`")
+      ->check(CLI::IsMember({"plain", "lc", "lc-keep"}))
       ->capture_default_str();
   app.add_flag("--heap-stats", o.engine.heap_stats,
                "malloc_info after every finalized partition (before the lock); the report's "

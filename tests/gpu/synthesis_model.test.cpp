@@ -111,6 +111,23 @@ void check_counts_match_model(const char* size) {
   CHECK(counted.index_blocks == 0);  // snarkjs keys come sorted by row
   CHECK(counted.largest == predicted.largest);
   CHECK(counted.frees == counted.blocks());  // nothing outlives the call
+  CHECK(counted.live == 0);
+  // lc-keep: the same a, b, c and the same blocks, plus the list of kept rows.
+  const auto n = fx.key->info.domain_size;
+  std::vector<typename C::fr> a(n), b(n), c(n);
+  g16::lc_allocations kept;
+  g16::synthesize_lc<C>(*fx.key, fx.witness.data(), a.data(), b.data(), c.data(), &kept,
+                        g16::lc_keep_every);
+  auto plain = fx.partition(g16::synthesis_model::plain);
+  CHECK(std::equal(a.begin(), a.end(), plain->a.begin()));
+  CHECK(std::equal(c.begin(), c.end(), plain->c.begin()));
+  const auto kept_predicted = g16::lc_predict<C>(*fx.key, g16::lc_keep_every);
+  CHECK(kept.lc_blocks == counted.lc_blocks);
+  CHECK(kept.vector_blocks == kept_predicted.vector_blocks);
+  CHECK(kept.vector_bytes == kept_predicted.vector_bytes);
+  CHECK(kept.vector_blocks == counted.vector_blocks + g16::lc_growth_steps(n / g16::lc_keep_every));
+  CHECK(kept.frees == kept.blocks());
+  CHECK(kept.peak_live > counted.peak_live);  // kept combinations still live at the end
   // Every row with a term allocates at least one block.
   CHECK(counted.lc_blocks >= fx.key->info.domain_size / 2);
   // The outputs end at exactly n elements each (n is a power of two >= 4).
@@ -132,6 +149,8 @@ TEST_CASE("the lc model's vectors grow from 4 elements by doubling") {
   CHECK(g16::lc_growth_elements(9) == 4 + 8 + 16);
   CHECK(g16::parse_synthesis_model("lc") == g16::synthesis_model::lc);
   CHECK(g16::parse_synthesis_model("plain") == g16::synthesis_model::plain);
+  CHECK(g16::parse_synthesis_model("lc-keep") == g16::synthesis_model::lc_keep);
+  CHECK(std::string(g16::to_string(g16::synthesis_model::lc_keep)) == "lc-keep");
   CHECK_FALSE(g16::parse_synthesis_model("LC"));
   CHECK(std::string(g16::to_string(g16::synthesis_model::lc)) == "lc");
 }

@@ -5,15 +5,27 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace proofline::zk::groth16 {
 
-const char* to_string(synthesis_model m) { return m == synthesis_model::lc ? "lc" : "plain"; }
+const char* to_string(synthesis_model m) {
+  switch (m) {
+    case synthesis_model::lc:
+      return "lc";
+    case synthesis_model::lc_keep:
+      return "lc-keep";
+    case synthesis_model::plain:
+      break;
+  }
+  return "plain";
+}
 
 std::optional<synthesis_model> parse_synthesis_model(std::string_view text) {
   if (text == "plain") return synthesis_model::plain;
   if (text == "lc") return synthesis_model::lc;
+  if (text == "lc-keep") return synthesis_model::lc_keep;
   return std::nullopt;
 }
 
@@ -68,15 +80,15 @@ struct counting_allocator {
         break;
     }
     counts->largest = std::max(counts->largest, bytes);
-    live_ += bytes;
-    counts->peak_live = std::max(counts->peak_live, live_);
+    counts->live += bytes;
+    counts->peak_live = std::max(counts->peak_live, counts->live);
     return static_cast<T*>(p);
   }
   __attribute__((noinline)) void deallocate(T* p, std::size_t n) {
     asm volatile("" : : "r"(p) : "memory");
     std::free(p);
     ++counts->frees;
-    live_ -= uint64_t(n) * sizeof(T);
+    counts->live -= uint64_t(n) * sizeof(T);
   }
   template <class U>
   bool operator==(const counting_allocator<U>& o) const {
@@ -87,8 +99,6 @@ struct counting_allocator {
     return counts != o.counts;
   }
 
-  // Bytes live on this thread (one synthesis runs on one thread).
-  static inline thread_local uint64_t live_ = 0;
 };
 
 template <class T>
@@ -97,9 +107,9 @@ using counted_vector = std::vector<T, counting_allocator<T>>;
 /// push_back with the model's growth: room for 4 first, then twice the
 /// capacity (reserve(n) allocates exactly n elements).
 template <class T>
-void push(counted_vector<T>& v, const T& x) {
+void push(counted_vector<T>& v, T x) {
   if (v.size() == v.capacity()) v.reserve(v.capacity() ? 2 * v.capacity() : 4);
-  v.push_back(x);
+  v.push_back(std::move(x));
 }
 
 /// One linear combination: terms on public inputs and on aux variables.
@@ -109,6 +119,12 @@ struct linear_combination {
   explicit linear_combination(lc_allocations* counts)
       : inputs(counting_allocator<lc_term<C>>(counts, block_kind::lc)),
         aux(counting_allocator<lc_term<C>>(counts, block_kind::lc)) {}
+};
+
+/// A row whose combinations outlive it (lc-keep).
+template <class C>
+struct kept_row {
+  linear_combination<C> a, b, c;
 };
 
 /// The coefficients of one matrix, row by row: directly when they are sorted
@@ -190,7 +206,12 @@ typename C::fr evaluate(const linear_combination<C>& lc, const counted_vector<ty
 }  // namespace
 
 template <class C>
-lc_allocations lc_predict(const proving_key<C>& key) {
+std::size_t kept_combination_bytes() {
+  return sizeof(kept_row<C>);
+}
+
+template <class C>
+lc_allocations lc_predict(const proving_key<C>& key, uint32_t keep_every) {
   const key_info& info = key.info;
   const std::size_t n = info.domain_size;
   // Per row: terms of A and B on inputs and on aux variables.
@@ -234,6 +255,9 @@ lc_allocations lc_predict(const proving_key<C>& key) {
   add_vector(uint64_t(info.n_public) + 1, fr_bytes, out.vector_blocks, out.vector_bytes);
   add_vector(info.n_private(), fr_bytes, out.vector_blocks, out.vector_bytes);
   for (int v = 0; v < 3; ++v) add_vector(n, fr_bytes, out.vector_blocks, out.vector_bytes);
+  if (keep_every > 0)
+    add_vector((uint64_t(n) + keep_every - 1) / keep_every, sizeof(kept_row<C>), out.vector_blocks,
+               out.vector_bytes);
   out.frees = out.blocks();
   return out;
 }
@@ -241,7 +265,7 @@ lc_allocations lc_predict(const proving_key<C>& key) {
 template <class C>
 void synthesize_lc(const proving_key<C>& key, const typename C::scalar* witness,
                    typename C::fr* a, typename C::fr* b, typename C::fr* c,
-                   lc_allocations* counted) {
+                   lc_allocations* counted, uint32_t keep_every) {
   using fr = typename C::fr;
   lc_allocations local;
   lc_allocations* counts = counted ? counted : &local;
@@ -258,6 +282,7 @@ void synthesize_lc(const proving_key<C>& key, const typename C::scalar* witness,
 
     row_walker<C> rows_a(key.coefs_a, n, counts, "A"), rows_b(key.coefs_b, n, counts, "B");
     counted_vector<fr> out_a = vec(), out_b = vec(), out_c = vec();
+    counted_vector<kept_row<C>> kept{counting_allocator<kept_row<C>>(counts, block_kind::vector)};
     const std::size_t n_aux = aux.size();
     for (uint32_t r = 0; r < n; ++r) {
       // enforce(A_r, B_r, C_r): build the three combinations, evaluate, push
@@ -273,6 +298,8 @@ void synthesize_lc(const proving_key<C>& key, const typename C::scalar* witness,
       push(out_a, va);
       push(out_b, vb);
       push(out_c, va * vb);
+      if (keep_every > 0 && r % keep_every == 0)
+        push(kept, kept_row<C>{std::move(lc_a), std::move(lc_b), std::move(lc_c)});
     }
     std::copy(out_a.begin(), out_a.end(), a);
     std::copy(out_b.begin(), out_b.end(), b);
@@ -281,9 +308,10 @@ void synthesize_lc(const proving_key<C>& key, const typename C::scalar* witness,
 }
 
 #define PROOFLINE_INSTANTIATE_SYNTHESIS_MODEL(C)                                                 \
-  template lc_allocations lc_predict<C>(const proving_key<C>&);                                  \
+  template std::size_t kept_combination_bytes<C>();                                              \
+  template lc_allocations lc_predict<C>(const proving_key<C>&, uint32_t);                        \
   template void synthesize_lc<C>(const proving_key<C>&, const C::scalar*, C::fr*, C::fr*, C::fr*, \
-                                 lc_allocations*);
+                                 lc_allocations*, uint32_t);
 
 PROOFLINE_INSTANTIATE_SYNTHESIS_MODEL(bn254)
 PROOFLINE_INSTANTIATE_SYNTHESIS_MODEL(bls12_381)

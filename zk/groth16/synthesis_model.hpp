@@ -37,6 +37,14 @@
 // lc_growth_steps(k) = ceil(log2(ceil(k / 4))) + 1 blocks (0 for k = 0) of
 // 4, 8, ... elements. All of it runs on the calling thread (bellperson
 // synthesizes one circuit on one thread), through malloc/free.
+//
+// `lc-keep` allocates the same blocks but frees the combinations of every
+// 16th row (lc_keep_every) only when synthesis returns, in allocation order,
+// standing for gadget state that outlives its constraint (a gadget's own
+// linear combinations, bit decompositions): small live blocks left between
+// the freed ones, which is what keeps an allocator from giving freed memory
+// back inside free(). The kept combinations are held in one more vector of
+// n / 16 entries (sizeof(kept_combination) each), grown like the others.
 #pragma once
 
 #include <cstddef>
@@ -50,14 +58,18 @@
 namespace proofline::zk::groth16 {
 
 enum class synthesis_model : uint8_t {
-  plain,  ///< synthesize_abc: a, b, c straight into the partition's buffers
-  lc,     ///< synthesize_lc: the same a, b, c, allocated like bellperson
+  plain,    ///< synthesize_abc: a, b, c straight into the partition's buffers
+  lc,       ///< synthesize_lc: the same a, b, c, allocated like bellperson
+  lc_keep,  ///< synthesize_lc keeping every lc_keep_every-th row's combinations to the end
 };
 
-/// "plain" or "lc".
+/// Rows whose combinations `lc-keep` frees only at the end: one in this many.
+inline constexpr uint32_t lc_keep_every = 16;
+
+/// "plain", "lc" or "lc-keep".
 const char* to_string(synthesis_model m);
 
-/// The model named `text` ("plain", "lc"), or nullopt.
+/// The model named `text` ("plain", "lc", "lc-keep"), or nullopt.
 std::optional<synthesis_model> parse_synthesis_model(std::string_view text);
 
 /// Allocations of one lc synthesis (counted by synthesize_lc, predicted by
@@ -71,6 +83,7 @@ struct lc_allocations {
   uint64_t index_bytes = 0;
   uint64_t largest = 0;        ///< the largest single block
   uint64_t frees = 0;          ///< blocks freed (all of them, once synthesis returns)
+  uint64_t live = 0;           ///< bytes live now (0 once synthesis returns)
   uint64_t peak_live = 0;      ///< most bytes live at once (counted only; not predicted)
 
   uint64_t blocks() const { return lc_blocks + vector_blocks + index_blocks; }
@@ -92,18 +105,23 @@ uint64_t lc_growth_steps(uint64_t k);
 /// Elements in all those blocks together: 4 (2^steps - 1).
 uint64_t lc_growth_elements(uint64_t k);
 
-/// What synthesize_lc allocates for `key`, from the key's coefficient counts
-/// per row. O(n + coefficients) time, and 4 n bytes of scratch.
+/// Bytes of one kept row in lc-keep's list (its three combinations).
 template <class C>
-lc_allocations lc_predict(const proving_key<C>& key);
+std::size_t kept_combination_bytes();
+
+/// What synthesize_lc(key, ..., keep_every) allocates, from the key's
+/// coefficient counts per row. O(n + coefficients) time, 9 n bytes of scratch.
+template <class C>
+lc_allocations lc_predict(const proving_key<C>& key, uint32_t keep_every = 0);
 
 /// a, b, c as synthesize_abc computes them, bit for bit, allocating as the
-/// header comment says. `counted`, when given, receives what was allocated.
-/// Throws std::out_of_range on a coefficient outside the domain or witness,
-/// like synthesize_abc.
+/// header comment says; with keep_every > 0 the combinations of rows r with
+/// r % keep_every == 0 are freed only at the end (lc-keep). `counted`, when
+/// given, receives what was allocated. Throws std::out_of_range on a
+/// coefficient outside the domain or witness, like synthesize_abc.
 template <class C>
 void synthesize_lc(const proving_key<C>& key, const typename C::scalar* witness,
                    typename C::fr* a, typename C::fr* b, typename C::fr* c,
-                   lc_allocations* counted = nullptr);
+                   lc_allocations* counted = nullptr, uint32_t keep_every = 0);
 
 }  // namespace proofline::zk::groth16
