@@ -240,12 +240,16 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     return exit_usage;
   }
   rc.on_purge = obs->purge_hook();
+  if (opts.synthesis_model != "plain")
+    spdlog::info("synthesis model: {} (zk/groth16/synthesis_model.hpp)", opts.synthesis_model);
   std::vector<job_report> reports;
   std::string memory_line;  // memory_summary_line of the run's end
   std::string jemalloc_end;  // jemalloc_line of the run's end
   {
-    runtime rt(sys, rc, real_prover_ops(opts.cpu_threads, !opts.no_verify,
-                                         *zk::groth16::parse_synthesis_model(opts.synthesis_model)), choice.backends);
+    runtime rt(sys, rc,
+               real_prover_ops(opts.cpu_threads, !opts.no_verify,
+                               *zk::groth16::parse_synthesis_model(opts.synthesis_model)),
+               choice.backends);
     obs->attach({rt.registry(), rt.memory(), rt.scheduler()});
     caf::scoped_actor self{sys};
     std::vector<std::optional<uint64_t>> seqs;

@@ -18,14 +18,18 @@
 #       table) and bench-fragmentation.tar.gz (reports, traces, logs, the
 #       trim curve, the first job's proofs and verification key per size).
 #
-# The whole sequence (about 8 minutes on one H200 with 16 cores):
+# The whole sequence (at most TIME_BUDGET, 9 minutes, on one H200 with 16 cores):
 #   cmake -S . -B build-gpu && cmake --build build-gpu -j2 --target proofline proofline-baseline proofline-trim-baseline
 #   scripts/gpu-bundle.sh pack build-gpu
 #   device tool, carry [".carry/gpu"]:
 #     d=$(scripts/gpu-bundle.sh unpack .carry/gpu) && scripts/bench-fragmentation.sh run $d
 #
 # Environment:
-#   SIZES="22 24"             domain sizes (log2), each with its own key
+#   SIZES="24 22"             domain sizes (log2), each with its own key (the largest
+#                             first, so that a short time budget drops lc-keep first)
+#   TIME_BUDGET=540           seconds for the whole script: an engine or trim-curve step
+#                             that would start past it is skipped (noted in the summary),
+#                             and each engine's timeout ends at it
 #   MODELS_22="lc lc-keep"    synthesis models run at 2^22 (MODELS_24="lc"; others: lc)
 #   BACKLOG_22="2 14 4 14"    JOBS PARTS WITNESSES SYNTHESIZERS at 2^22: JOBS jobs of
 #   BACKLOG_24="2 5 2 10"     PARTS partitions, cycling over WITNESSES witnesses
@@ -64,7 +68,8 @@ run() {
   done
   local backend=${BACKEND:-cuda} lanes=${LANES:-2} finalizers=${FINALIZERS:-2} curve=${CURVE:-bn254}
   local engines=${ENGINES:-proofline baseline baseline-notrim}
-  local sizes=${SIZES:-22 24}
+  local sizes=${SIZES:-24 22}
+  local deadline=$((SECONDS + ${TIME_BUDGET:-540}))
   local t_start=$SECONDS
   local groups=()
 
@@ -97,8 +102,9 @@ run() {
     note ""
     note "== 2^$log_n: $jobs jobs x $parts partitions ($witnesses witnesses reused), $curve," \
          "$synth synthesizers, $finalizers finalizers, $lanes lanes, --backend $backend"
+    if [ $((deadline - SECONDS)) -lt 90 ]; then note "2^$log_n: skipped (time budget)"; rc=1; continue; fi
     local t0=$SECONDS
-    "$proofline" setup --dev --curve "$curve" --constraints "$constraints" --public 1 \
+    timeout $((deadline - SECONDS)) "$proofline" setup --dev --curve "$curve" --constraints "$constraints" --public 1 \
       --witnesses "$witnesses" --seed 18 --out "$dir/inputs" --log-level warn > "$work/logs/setup-$log_n.log" 2>&1 ||
       { tail -20 "$work/logs/setup-$log_n.log"; note "setup at 2^$log_n failed"; rc=1; continue; }
     note "setup: $((SECONDS - t0)) s ($(du -h "$dir/inputs/circuit.zkey" | cut -f1) zkey)"
@@ -124,10 +130,13 @@ EOF
           baseline-notrim) args=("$baseline" "$dir/jobs.json" "${common[@]}" --lanes "$lanes" --heap-stats --no-trim) ;;
           *) note "unknown engine $e"; continue ;;
         esac
+        local left=$((deadline - SECONDS))
+        if [ "$left" -lt 20 ]; then note "$name: skipped (time budget)"; rc=1; continue; fi
+        [ "$left" -gt "${ENGINE_TIMEOUT:-150}" ] && left=${ENGINE_TIMEOUT:-150}
         sync
         local t=$SECONDS
         echo "+ ${args[*]}" > "$work/logs/$name.log"
-        timeout "${ENGINE_TIMEOUT:-150}" "${args[@]}" --out-root "$dir/out/$e" --report "$work/reports/$name.json" \
+        timeout "$left" "${args[@]}" --out-root "$dir/out/$e" --report "$work/reports/$name.json" \
           >> "$work/logs/$name.log" 2>&1
         local r=$?
         note "$name: exit $r in $((SECONDS - t)) s"
@@ -149,10 +158,12 @@ EOF
   note "== malloc_trim(0) against heap size (proofline-trim-baseline, one arena)"
   : > "$work/reports/trim-curve.jsonl"
   for b in ${TRIM_SIZES-1G 4G 16G}; do
+    [ $((deadline - SECONDS)) -lt 30 ] && { note "trim curve at $b: skipped (time budget)"; continue; }
     "$trimmer" --bytes "$b" --chunk 64K --keep-every 16 >> "$work/reports/trim-curve.jsonl" 2>> "$work/logs/trim.log" ||
       note "trim curve at $b (64K) failed"
   done
   for b in ${TRIM_LC_SIZES-1G 4G}; do
+    [ $((deadline - SECONDS)) -lt 30 ] && { note "trim curve at $b: skipped (time budget)"; continue; }
     "$trimmer" --bytes "$b" --chunk 176 --keep-every "${TRIM_LC_KEEP:-64}" >> "$work/reports/trim-curve.jsonl" 2>> "$work/logs/trim.log" ||
       note "trim curve at $b (176 B) failed"
   done

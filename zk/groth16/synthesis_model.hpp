@@ -32,8 +32,9 @@
 //    matrix first: a row count array (n + 1 uint32) and a permutation
 //    (one uint32 per coefficient).
 // Every vector grows as Rust's Vec does: the first push allocates room for
-// 4 elements, and a full vector reallocates at twice its capacity (copy,
-// then free the old block). A vector of k elements therefore allocates
+// 4 elements (Rust's minimum for elements of 2 to 1024 bytes), and a full
+// vector reallocates at twice its capacity (copy, then free the old block).
+// A vector of k elements therefore allocates
 // lc_growth_steps(k) = ceil(log2(ceil(k / 4))) + 1 blocks (0 for k = 0) of
 // 4, 8, ... elements. All of it runs on the calling thread (bellperson
 // synthesizes one circuit on one thread), through malloc/free.
@@ -44,7 +45,7 @@
 // linear combinations, bit decompositions): small live blocks left between
 // the freed ones, which is what keeps an allocator from giving freed memory
 // back inside free(). The kept combinations are held in one more vector of
-// n / 16 entries (sizeof(kept_combination) each), grown like the others.
+// n / 16 entries (kept_combination_bytes<C>() each), grown like the others.
 #pragma once
 
 #include <cstddef>
