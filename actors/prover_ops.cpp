@@ -11,6 +11,7 @@
 #include "zk/formats/wtns.hpp"
 #include "zk/formats/zkey.hpp"
 #include "zk/groth16/prover.hpp"
+#include "zk/groth16/synthesis_model.hpp"
 #include "zk/groth16/verifier.hpp"
 
 namespace proofline {
@@ -19,7 +20,7 @@ namespace {
 
 template <class C>
 gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const std::string& witness,
-                                 const memory::source& src) {
+                                 const memory::source& src, zk::groth16::synthesis_model model) {
   using scalar = typename C::scalar;
   using fr = typename C::fr;
   using clock = std::chrono::steady_clock;
@@ -36,9 +37,17 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const std::str
   p->a = memory::buffer<fr>(k.info.domain_size, src);
   p->b = memory::buffer<fr>(k.info.domain_size, src);
   p->c = memory::buffer<fr>(k.info.domain_size, src);
-  const unsigned threads = std::max(1u, this_thread_synthesis_threads());
-  zk::groth16::synthesize_abc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data(),
-                                 threads);
+  unsigned threads = std::max(1u, this_thread_synthesis_threads());
+  if (model != zk::groth16::synthesis_model::plain) {
+    threads = 1;  // a bellperson-style synthesis runs on one thread
+    const uint32_t keep =
+        model == zk::groth16::synthesis_model::lc_keep ? zk::groth16::lc_keep_every : 0;
+    zk::groth16::synthesize_lc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data(),
+                                  nullptr, keep);
+  } else {
+    zk::groth16::synthesize_abc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data(),
+                                   threads);
+  }
   this_thread_synthesis_timing() = {read_us, us_since(t0), threads, true};
   return p;
 }
@@ -70,7 +79,8 @@ finalized_files finalize_on(const zk::groth16::key_ptr& key, const gpu::partitio
 
 }  // namespace
 
-prover_ops real_prover_ops(unsigned threads, bool self_check) {
+prover_ops real_prover_ops(unsigned threads, bool self_check,
+                           zk::groth16::synthesis_model model) {
   prover_ops ops;
   ops.load_key = [threads, self_check](const std::string& path) {
     auto key = zk::formats::load_zkey(path, threads);
@@ -86,10 +96,10 @@ prover_ops real_prover_ops(unsigned threads, bool self_check) {
     });
     return key;
   };
-  ops.synthesize = [](const zk::groth16::key_ptr& key, const std::string& witness,
-                      const memory::source& src) {
+  ops.synthesize = [model](const zk::groth16::key_ptr& key, const std::string& witness,
+                           const memory::source& src) {
     return zk::visit_curve(key->info.curve, [&](auto curve) {
-      return synthesize_on<decltype(curve)>(key, witness, src);
+      return synthesize_on<decltype(curve)>(key, witness, src, model);
     });
   };
   ops.finalize = [](const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,

@@ -12,6 +12,7 @@
 #include "gpu/backend.hpp"
 #include "memory/buffer.hpp"
 #include "zk/groth16/proving_key.hpp"
+#include "zk/groth16/synthesis_model.hpp"
 
 namespace proofline {
 
@@ -78,7 +79,11 @@ inline unsigned& this_thread_synthesis_threads() {
 /// assemble with random_scalar, proof_to_json/public_to_json and
 /// write_file_atomic. With `self_check`, load_key also prepares the key's
 /// verification key, so that every proof is checked by pairing before it is
-/// written. Defined in library proofline_prover_ops.
-prover_ops real_prover_ops(unsigned threads, bool self_check = true);
+/// written. `model` chooses how synthesize allocates (zk/groth16/
+/// synthesis_model.hpp): plain (synthesize_abc on the granted threads), lc
+/// or lc-keep (synthesize_lc, one thread, allocating like a bellperson-style
+/// prover); all give the same a, b, c. Defined in library proofline_prover_ops.
+prover_ops real_prover_ops(unsigned threads, bool self_check = true,
+                           zk::groth16::synthesis_model model = zk::groth16::synthesis_model::plain);
 
 }  // namespace proofline

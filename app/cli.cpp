@@ -276,6 +276,13 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                   "Write a self-contained HTML page with the summary, the lanes and each "
                   "GPU's utilization over time")
       ->type_name("FILE");
+  run->add_option("--synthesis-model", opts.synthesis_model,
+                  "How synthesis allocates: plain, or lc (the same a, b, c on one thread, "
+                  "allocating linear combinations and doubling vectors like a bellperson-style "
+                  "prover; for benchmarks), or lc-keep (lc, with one row's combinations in 16 "
+                  "freed only at the end)")
+      ->check(CLI::IsMember({"plain", "lc", "lc-keep"}))
+      ->capture_default_str();
   run->add_flag("--no-verify", opts.no_verify,
                 "Write proofs without checking each by pairing first (the check costs a few "
                 "ms per proof on one finalizer core; a proof that fails it is proved again)");

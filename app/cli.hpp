@@ -69,6 +69,7 @@ struct run_options {
   bool metrics_public = false;   ///< --metrics-public: a non-loopback address is intended
   bool json = false;             ///< --json: the run report on stdout instead of the table
   bool no_verify = false;        ///< --no-verify: write proofs without the pairing self-check
+  std::string synthesis_model = "plain";  ///< --synthesis-model: plain | lc | lc-keep (zk/groth16/synthesis_model.hpp)
 };
 
 /// Adds --metrics ADDR:PORT and --metrics-public (shared by run and serve).

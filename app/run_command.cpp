@@ -5,9 +5,11 @@
 #include <caf/scoped_actor.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <ostream>
+#include <string>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -29,9 +31,11 @@
 #include "gpu/backend.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "gpu/pinning.hpp"
+#include "memory/arena.hpp"
 #include "memory/estimate.hpp"
 #include "memory/size.hpp"
 #include "zk/formats/atomic_file.hpp"
+#include "zk/groth16/synthesis_model.hpp"
 
 namespace proofline::app {
 
@@ -96,6 +100,32 @@ job_report failed_report(const job_spec& spec, const std::string& message) {
     r.partitions.push_back(p);
   }
   return r;
+}
+
+/// One line on every jemalloc arena at the run's end (pactive, pdirty,
+/// pmuzzy, retained summed over arenas 0 .. automatic + `created`): what the
+/// purges left behind. Empty without jemalloc.
+std::string jemalloc_line(unsigned created) {
+  if (!memory::jemalloc_available()) return {};
+  unsigned arenas = 0;
+  memory::arena_stats sum;
+  const unsigned last = memory::automatic_arenas() + created;
+  for (unsigned i = 0; i < last; ++i) {
+    auto s = memory::read_arena_stats(i);
+    if (!s) continue;
+    ++arenas;
+    sum.active += s->active;
+    sum.dirty += s->dirty;
+    sum.muzzy += s->muzzy;
+    sum.retained += s->retained;
+  }
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "jemalloc at the end: %u arenas, active %.3f GiB, dirty %.3f GiB, muzzy %.3f GiB, "
+                "retained %.3f GiB",
+                arenas, sum.active / gib, sum.dirty / gib, sum.muzzy / gib, sum.retained / gib);
+  return buf;
 }
 
 }  // namespace
@@ -179,7 +209,8 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   // 2. Backend and budget. The keys of the first jobs are read meanwhile
   //    (app/key_prefetch.hpp): starting a CUDA device takes as long as
   //    reading a small key, and nothing else needs either.
-  auto ops = real_prover_ops(opts.cpu_threads, !opts.no_verify);
+  auto ops = real_prover_ops(opts.cpu_threads, !opts.no_verify,
+                             *zk::groth16::parse_synthesis_model(opts.synthesis_model));
   std::vector<std::pair<int, std::string>> key_order;
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (unwritable[i].empty()) key_order.emplace_back(static_cast<int>(specs[i].prio), specs[i].zkey);
@@ -233,8 +264,11 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     return exit_usage;
   }
   rc.on_purge = obs->purge_hook();
+  if (opts.synthesis_model != "plain")
+    spdlog::info("synthesis model: {} (allocates as a bellperson-style synthesizer)", opts.synthesis_model);
   std::vector<job_report> reports;
   std::string memory_line;  // memory_summary_line of the run's end
+  std::string jemalloc_end;  // jemalloc_line of the run's end
   {
     runtime rt(sys, rc, ops, choice.backends);
     obs->attach({rt.registry(), rt.memory(), rt.scheduler()});
@@ -271,6 +305,9 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
               record.memory = std::move(m);
             },
             [&](caf::error&) {});
+    // Before shutdown, while the actors' arenas still exist: one arena per
+    // synthesizer, finalizer and GPU worker, and a few more.
+    if (!opts.quiet && !opts.json) jemalloc_end = jemalloc_line(synthesizers + opts.finalizers + 64);
     self->request(rt.keys(), caf::infinite, startup_atom::value)
         .receive([&](std::vector<key_startup>& keys) { record.keys = std::move(keys); },
                  [&](caf::error&) {});
@@ -294,6 +331,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     print_gpu_figures(out, report);
     print_startup(out, report.startup);
     if (!memory_line.empty()) out << memory_line << "\n";
+    if (!jemalloc_end.empty()) out << jemalloc_end << "\n";
   } else {
     // --quiet prints nothing but failures: every failed job and its error.
     for (const auto& r : reports) {

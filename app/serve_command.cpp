@@ -22,6 +22,7 @@
 #include "actors/control.hpp"
 #include "actors/node_agent.hpp"
 #include "actors/prover_ops.hpp"
+#include "zk/groth16/synthesis_model.hpp"
 #include "actors/runtime.hpp"
 #include "jobs/job_file.hpp"
 #include "app/run_command.hpp"
@@ -161,6 +162,9 @@ void add_serve_command(cli& c) {
       ->capture_default_str();
   s.add_flag("--no-verify", opts->no_verify,
              "Write proofs without checking each by pairing first");
+  s.add_option("--synthesis-model", opts->synthesis_model, "plain, lc or lc-keep, as for run")
+      ->check(CLI::IsMember({"plain", "lc", "lc-keep"}))
+      ->capture_default_str();
   s.add_option("--cpu-threads", opts->cpu_threads, "Threads of the CPU backend; 0 = all")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
@@ -266,7 +270,8 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   caf::actor_system_config cfg;
   configure_network(cfg, tls_opts, std::chrono::seconds(o.peer_timeout_s));
   caf::actor_system sys{cfg};
-  auto ops = real_prover_ops(o.cpu_threads, !o.no_verify);
+  auto ops = real_prover_ops(o.cpu_threads, !o.no_verify,
+                             *zk::groth16::parse_synthesis_model(o.synthesis_model));
   control_config cc;
   cc.parse_jobs = [](const std::string& text, const std::string& name, const std::string& base) {
     return parse_job_file(text, name, base, base);

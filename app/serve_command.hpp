@@ -36,6 +36,7 @@ struct serve_options {
   unsigned finalizers = 2;
   unsigned cpu_threads = 0;
   bool no_verify = false;  ///< --no-verify: write proofs without the pairing self-check
+  std::string synthesis_model = "plain";  ///< --synthesis-model: plain | lc | lc-keep
   unsigned synthesis_ahead = 0;
   std::string memory_budget;  ///< empty: default_memory_budget()
   std::string log_level = "info";

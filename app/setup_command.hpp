@@ -23,15 +23,17 @@ struct setup_options {
   unsigned threads = 0;          ///< 0: every hardware thread
   std::string out_dir;
   bool force = false;
+  std::string backend = "auto";  ///< auto | cpu | cuda: where the key's fixed-base products run
   std::string log_level = "info";
 };
 
 /// Registers `setup` on the cli; the options live as long as the cli.
 void add_setup_command(cli& c);
 
-/// Runs the command: exit_ok, exit_usage (bad options, unusable directory:
-/// one line on `err` naming the option or directory) or exit_failed (I/O
-/// error while writing). The summary goes to `out`, the log to stderr.
+/// Runs the command: exit_ok, exit_usage (bad options, unusable directory,
+/// --backend cuda without a usable GPU: one line on `err` naming the option
+/// or directory) or exit_failed (I/O error while writing). The summary goes
+/// to `out`, the log to stderr.
 int setup_command(const setup_options& opts, std::ostream& out, std::ostream& err);
 
 }  // namespace proofline::app

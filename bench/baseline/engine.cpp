@@ -73,6 +73,13 @@ struct shared_run {
   std::atomic<unsigned> workers_left{0};
   std::vector<std::size_t> job_of;  ///< per partition record: its job
   std::vector<uint32_t> index_of;   ///< per partition record: index in its job
+  bool heap_stats = false;
+  std::mutex heap_mu;  ///< guards the heap samples below
+  glibc_heap heap_peak;
+  uint64_t heap_samples = 0;
+  double heap_read_ms = 0;
+  std::atomic<uint64_t> trim_returned{0};
+  std::vector<double> ready_ms;  ///< per partition record: synthesized (one writer each)
 };
 
 void synthesizer_thread(shared_run& run, unsigned id) {
@@ -100,6 +107,7 @@ void synthesizer_thread(shared_run& run, unsigned id) {
       continue;
     }
     block.reset();  // the buffers carved from it keep it alive
+    run.ready_ms[p] = run.clock.now_ms();
     run.ready.push(ready_partition{p, std::move(data)});
   }
   if (run.synthesizers_left.fetch_sub(1) == 1) run.ready.close();
@@ -151,6 +159,13 @@ void finalizer_thread(shared_run& run, unsigned id) {
     }
     item->data.reset();  // the partition's buffers go back to malloc (or the pool) here
     item->result.reset();
+    if (run.heap_stats) {
+      auto h = read_glibc_heap();
+      std::lock_guard<std::mutex> held(run.heap_mu);
+      ++run.heap_samples;
+      run.heap_read_ms += h.read_ms;
+      if (h.arena_bytes >= run.heap_peak.arena_bytes) run.heap_peak = h;
+    }
     if (error.empty())
       run.tracker->finalized(p);  // malloc_trim(0) under the lock
     else
@@ -193,6 +208,7 @@ engine_result run_engine(const std::vector<job_spec>& jobs, const prover_ops& op
     }
   }
   run.order.resize(records.size());
+  run.ready_ms.assign(records.size(), -1.0);
   for (std::size_t p = 0; p < records.size(); ++p) run.order[p] = p;
   std::stable_sort(run.order.begin(), run.order.end(), [&](std::size_t x, std::size_t y) {
     return jobs[run.job_of[x]].prio > jobs[run.job_of[y]].prio;
@@ -201,7 +217,13 @@ engine_result run_engine(const std::vector<job_spec>& jobs, const prover_ops& op
   if (cfg.trim && cfg.trim_hook)
     trim = cfg.trim_hook;
   else if (cfg.trim)
-    trim = [] { malloc_trim(0); };  // every glibc arena, as the replaced prover does
+    trim = [&run] {  // every glibc arena, as the replaced prover does
+      const uint64_t before = memory::current_rss();
+      malloc_trim(0);
+      const uint64_t after = memory::current_rss();
+      if (before > after) run.trim_returned += before - after;
+    };
+  run.heap_stats = cfg.heap_stats;
   run.tracker = std::make_unique<job_tracker>(std::move(job_records), std::move(records),
                                               std::move(trim), run.clock);
 
@@ -272,6 +294,12 @@ engine_result run_engine(const std::vector<job_spec>& jobs, const prover_ops& op
     out.failed += r.state == part_state::failed;
   }
   out.peak_rss = memory::peak_rss();
+  out.trim_returned_bytes = run.trim_returned;
+  out.heap_peak = run.heap_peak;
+  out.heap_samples = run.heap_samples;
+  out.heap_read_ms = run.heap_read_ms;
+  out.heap_end = read_glibc_heap();
+  out.ready_ms = std::move(run.ready_ms);
   return out;
 }
 

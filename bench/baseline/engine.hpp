@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "actors/prover_ops.hpp"
+#include "bench/baseline/heap_stats.hpp"
 #include "bench/baseline/tracker.hpp"
 #include "gpu/backend.hpp"
 #include "memory/pinned_pool.hpp"
@@ -55,6 +56,11 @@ struct engine_config {
   /// with the command, so the baseline's main sets this at its start too.
   /// Unset: when run_engine starts.
   std::optional<run_clock> clock;
+  /// malloc_info after every finalized partition, on its finalizer before
+  /// the tracker's lock (engine_result::heap_peak); the run's end always.
+  bool heap_stats = false;
+  /// How `ops` synthesizes ("plain" or "lc"), for the report only.
+  std::string synthesis_model = "plain";
 };
 
 /// One device (backend object) and the lanes it runs.
@@ -75,6 +81,14 @@ struct engine_result {
   bool pool_pinned = false;
   std::string pool_error;  ///< why the pool is not pinned, if asked to be
   uint64_t peak_rss = 0;   ///< process VmHWM at the end, bytes
+  uint64_t trim_returned_bytes = 0;  ///< resident bytes the trims returned, summed
+  glibc_heap heap_peak;    ///< the heap_stats sample with the most arena memory
+  glibc_heap heap_end;     ///< the heap once every thread has finished
+  uint64_t heap_samples = 0;
+  double heap_read_ms = 0;  ///< time in malloc_info over all samples
+  /// Per partition record (as tracker.parts): when its synthesis finished, ms
+  /// since the run started; -1 if it never did.
+  std::vector<double> ready_ms;
 };
 
 /// Proves every partition of `jobs` and returns when all are done or failed.

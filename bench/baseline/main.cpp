@@ -24,6 +24,7 @@
 #include "gpu/cuda/factory.hpp"
 #include "gpu/pinning.hpp"
 #include "memory/arena.hpp"
+#include "zk/groth16/synthesis_model.hpp"
 
 namespace {
 
@@ -44,6 +45,7 @@ struct options {
   std::optional<std::string> report;
   std::string log_level = "info";
   bool quiet = false;
+  std::string synthesis_model = "plain";
   engine_config engine;
 };
 
@@ -157,6 +159,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--pinned-pool", o.engine.pinned_pool,
                "Witness and a, b, c in a pinned pool like proofline's (default: glibc heap)");
+  app.add_option("--synthesis-model", o.synthesis_model,
+                 "plain, lc or lc-keep: how synthesis allocates, as for `proofline run`")
+      ->check(CLI::IsMember({"plain", "lc", "lc-keep"}))
+      ->capture_default_str();
+  app.add_flag("--heap-stats", o.engine.heap_stats,
+               "malloc_info after every finalized partition (before the lock); the report's "
+               "memory.glibc_heap_peak");
   bool no_trim = false;
   app.add_flag("--no-trim", no_trim, "Skip malloc_trim(0) (to measure the lock alone)");
   app.add_option("--report", o.report, "Write the run report (JSON) here");
@@ -195,7 +204,9 @@ int main(int argc, char** argv) {
   for (const auto& d : info) spdlog::info("backend: {} ({}), {} lane(s)", d.name, d.kind, d.lanes);
   if (info.front().kind == "cuda" && o.engine.pinned_pool) o.engine.pinner = gpu::cuda_pinner();
 
-  auto ops = real_prover_ops(o.cpu_threads, /*self_check=*/false);  // the baseline stays as it was
+  o.engine.synthesis_model = o.synthesis_model;
+  auto ops = real_prover_ops(o.cpu_threads, /*self_check=*/false,  // the baseline stays as it was
+                             *zk::groth16::parse_synthesis_model(o.synthesis_model));
   o.engine.clock = clock;
   auto result = run_engine(jobs, ops, devices, o.engine);
   if (!o.quiet) print_summary(std::cout, result, info);

@@ -117,13 +117,30 @@ std::string report_json(const engine_result& r, const std::vector<device_info>& 
   }
   j["gpus"] = gpus;
 
-  j["memory"] = {
-      {"peak_rss_bytes", r.peak_rss}, {"pool_bytes", r.pool_bytes}, {"pool_pinned", r.pool_pinned}};
+  auto heap = [](const glibc_heap& h) {
+    return json{{"ok", h.ok},
+                {"arenas", h.arenas},
+                {"arena_bytes", h.arena_bytes},
+                {"free_bytes", h.free_bytes},
+                {"free_chunks", h.free_chunks},
+                {"fragmentation", round_us(h.fragmentation())},
+                {"mmap_bytes", h.mmap_bytes},
+                {"mmap_chunks", h.mmap_chunks},
+                {"read_ms", round_us(h.read_ms)}};
+  };
+  j["memory"] = {{"peak_rss_bytes", r.peak_rss},
+                 {"pool_bytes", r.pool_bytes},
+                 {"pool_pinned", r.pool_pinned},
+                 {"glibc_heap_peak", r.heap_samples ? heap(r.heap_peak) : json(nullptr)},
+                 {"glibc_heap_samples", r.heap_samples},
+                 {"glibc_heap_read_ms", round_us(r.heap_read_ms)},
+                 {"glibc_heap_end", heap(r.heap_end)}};
   const auto& trims = r.tracker.trims;
   j["purge"] = {{"kind", cfg.trim ? "malloc_trim(0) under the tracker lock" : "none"},
                 {"count", trims.count},
                 {"total_ms", round_us(trims.total_ms)},
                 {"max_ms", round_us(trims.max_ms)},
+                {"returned_bytes", r.trim_returned_bytes},
                 {"threads", trims.count ? json::array({"finalizers (bl.final*)"}) : json::array()}};
   j["tracker_wait_ms"] = {{"synthesizers", stats_json(r.tracker.waits[0])},
                           {"gpu_workers", stats_json(r.tracker.waits[1])},
@@ -135,11 +152,14 @@ std::string report_json(const engine_result& r, const std::vector<device_info>& 
                  {"lanes", lanes},
                  {"in_flight", r.in_flight},
                  {"trim", cfg.trim},
+                 {"synthesis_model", cfg.synthesis_model},
+                 {"heap_stats", cfg.heap_stats},
                  {"pinned_pool", cfg.pinned_pool}};
 
   json parts = json::array();
   json errors = json::array();
-  for (const auto& rec : r.tracker.parts) {
+  for (std::size_t k = 0; k < r.tracker.parts.size(); ++k) {
+    const auto& rec = r.tracker.parts[k];
     const auto& job = r.tracker.jobs.at(rec.job);
     json spans = json::array();
     for (const auto& s : rec.spans)
@@ -150,6 +170,7 @@ std::string report_json(const engine_result& r, const std::vector<device_info>& 
                      {"status", state_name(rec.state)},
                      {"device", rec.device},
                      {"lane", rec.lane},
+                     {"ready_ms", k < r.ready_ms.size() ? round_us(r.ready_ms[k]) : -1.0},
                      {"spans_ms", spans}});
     if (!rec.error.empty())
       errors.push_back({{"job", job.id}, {"partition", rec.index}, {"message", rec.error}});
@@ -181,6 +202,13 @@ void print_summary(std::ostream& out, const engine_result& r,
       << format(
              "%.1f ms in all, max %.1f ms; GPU workers waited %.1f ms for the lock (max %.1f ms)",
              t.total_ms, t.max_ms, w.total_ms, w.max_ms)
+      << "\n";
+  const auto& h = r.heap_samples ? r.heap_peak : r.heap_end;
+  out << "glibc heap (" << (r.heap_samples ? "peak of the samples" : "at the end") << "): "
+      << h.arenas << " arenas, "
+      << format("%.2f GiB from the system, %.2f GiB of it free (%.1f%%), %.2f GiB mapped whole",
+                h.arena_bytes / 1073741824.0, h.free_bytes / 1073741824.0,
+                100.0 * h.fragmentation(), h.mmap_bytes / 1073741824.0)
       << "\n";
   for (const auto& rec : r.tracker.parts)
     if (!rec.error.empty())

@@ -8,6 +8,10 @@
 
 #include "gpu/backend.hpp"
 
+namespace proofline::zk::dev {
+class fixed_base_engine;
+}
+
 namespace proofline::gpu {
 
 /// Number of CUDA devices visible to this process; 0 when the build has no
@@ -28,5 +32,9 @@ struct cuda_settings {
 
 /// The CUDA backend on `device`; throws backend_error when unavailable.
 std::unique_ptr<backend> make_cuda_backend(int device, const cuda_settings& settings = {});
+
+/// The fixed-base engine of development setups on `device`
+/// (gpu/cuda/fixed_base.hpp); throws backend_error when unavailable.
+std::unique_ptr<zk::dev::fixed_base_engine> make_cuda_fixed_base_engine(int device);
 
 }  // namespace proofline::gpu

@@ -32,7 +32,7 @@ TEST_CASE("run takes every option") {
   auto o = parse({"run", "jobs.json", "--backend", "cpu", "--synthesizers", "3", "--finalizers",
                   "4", "--cpu-threads", "5", "--synthesis-ahead", "1", "--memory-budget", "1.5G",
                   "--log-level", "debug", "--out-root", "outs", "--quiet", "--pinned-pool",
-                  "--max-partitions", "7"});
+                  "--max-partitions", "7", "--synthesis-model", "lc-keep"});
   REQUIRE_FALSE(o.code);
   CHECK(o.opts.job_file == std::string("jobs.json"));
   CHECK(o.opts.backend == "cpu");
@@ -47,6 +47,8 @@ TEST_CASE("run takes every option") {
   CHECK(o.opts.quiet);
   CHECK(o.opts.pinned_pool);
   CHECK(o.opts.max_partitions == 7);
+  CHECK(o.opts.synthesis_model == "lc-keep");
+  CHECK(parse({"run", "--synthesis-model", "lc"}).opts.synthesis_model == "lc");
 }
 
 TEST_CASE("run without arguments uses the defaults and the bundled example") {
@@ -62,6 +64,7 @@ TEST_CASE("run without arguments uses the defaults and the bundled example") {
   CHECK_FALSE(o.opts.log_level_given);
   CHECK_FALSE(o.opts.pinned_pool);
   CHECK(o.opts.max_partitions == 100000);
+  CHECK(o.opts.synthesis_model == "plain");
 }
 
 TEST_CASE("usage errors exit 2 with a message on stderr") {
@@ -75,6 +78,7 @@ TEST_CASE("usage errors exit 2 with a message on stderr") {
                                              {"run", "--gpus", "0", "--gpu-memory", "lots"},
                                              {"run", "--gpus", "0,1", "--gpu-memory", "40G,lots"},
                                              {"run", "--log-level", "loud"},
+                                             {"run", "--synthesis-model", "bellman"},
                                              {"run", "a.json", "b.json"},  // one job file
                                              {"run", "--no-such-option"}}) {
     auto o = parse(args);

@@ -5,7 +5,9 @@
 #   2. the same with --pinned-pool: proofs verify, the pool is reported;
 #   3. a job with a broken witness fails alone (exit 1, the other job's
 #      proofs are written and verify);
-#   4. the binary does not define jemalloc's API (glibc malloc).
+#   4. the lc synthesis model with --heap-stats: proofs verify, malloc_info's
+#      totals are in the report;
+#   5. the binary does not define jemalloc's API (glibc malloc).
 #
 #   baseline_smoke.sh PROOFLINE_BASELINE FIXTURES_DIR REPO_ROOT WORK_DIR
 set -euo pipefail
@@ -138,7 +140,30 @@ verify in/b/good
 grep -q "broken.wtns" broken.log || { cat broken.log >&2; fail "broken.log does not name broken.wtns"; }
 check_report broken.json 2 1 heap
 
-# 4. glibc malloc: jemalloc's API is at most a weak reference, never defined.
+# 4. The lc synthesis model with heap statistics: proofs verify, the report
+#    names the model and carries malloc_info's totals.
+run lc 0 in/jobs.json --backend cpu --cpu-threads 2 --synthesis-model lc --heap-stats \
+  --out-root lc-out --report lc.json
+verify lc-out/out/multi lc-out/out/single
+check_report lc.json 5 0 heap
+python3 - lc.json <<'PY' || fail "lc.json: heap statistics (see above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+m, problems = r["memory"], []
+if r["config"]["synthesis_model"] != "lc": problems.append("config.synthesis_model is not lc")
+if m["glibc_heap_samples"] != 5: problems.append(f"{m['glibc_heap_samples']} heap samples, expected 5")
+for key in ("glibc_heap_peak", "glibc_heap_end"):
+    h = m[key]
+    if not h or not h["ok"]: problems.append(f"{key}: malloc_info not read"); continue
+    if h["arenas"] < 1 or h["arena_bytes"] <= 0: problems.append(f"{key}: no arena memory")
+    if not 0 <= h["free_bytes"] <= h["arena_bytes"]: problems.append(f"{key}: free bytes outside the arenas")
+if r["purge"]["returned_bytes"] < 0: problems.append("negative trim returns")
+for p in problems: print(p, file=sys.stderr)
+sys.exit(1 if problems else 0)
+PY
+grep -q "glibc heap (peak of the samples)" lc.log || { cat lc.log >&2; fail "lc.log: no heap line"; }
+
+# 5. glibc malloc: jemalloc's API is at most a weak reference, never defined.
 if nm -D --defined-only "$baseline" 2>/dev/null | grep -qE " (malloc|free|mallctl|mallocx)$"; then
   fail "$baseline defines jemalloc symbols; it must run on glibc malloc"
 fi

@@ -4,7 +4,10 @@
 #   2. for each curve, setup + `proofline run DIR/jobs.json` (CPU backend)
 #      writes proofs that `snarkjs groth16 verify` accepts with the setup's
 #      verification key, which equals the one snarkjs exports from the zkey;
-#   3. the same job on a key with one H point replaced fails verification.
+#   3. the same job on a key with one H point replaced fails verification;
+#   4. --backend: the log says where the fixed-base products ran and why;
+#      `--backend cpu` writes the same zkey as the default (auto: the GPU
+#      when one is visible); without a GPU `--backend cuda` is a usage error.
 #
 #   setup_run.sh PROOFLINE REPO_ROOT WORK_DIR
 set -euo pipefail
@@ -58,6 +61,7 @@ usage "cannot create the output directory" --dev --curve bn254 --constraints 10 
 usage "exists and is not a directory" --dev --curve bn254 --constraints 10 --witnesses 1 --out a-file
 mkdir full && echo x >full/keep
 usage "not empty" --dev --curve bn254 --constraints 10 --witnesses 1 --out full
+usage "--backend" --dev --curve bn254 --constraints 10 --witnesses 1 --backend tpu --out u1
 [ ! -e u1 ] || fail "a refused setup created u1"
 
 for curve in bn254 bls12_381; do
@@ -67,6 +71,24 @@ for curve in bn254 bls12_381; do
     { cat "setup-$curve.log" >&2; fail "setup --curve $curve failed"; }
   grep -q "INSECURE" "setup-$curve.log" || fail "setup --curve $curve: no INSECURE warning in the log"
   grep -q "INSECURE" "$dir/README.txt" || fail "$dir/README.txt does not say INSECURE"
+  grep -q "setup backend: .*--backend auto" "setup-$curve.log" ||
+    { cat "setup-$curve.log" >&2; fail "setup --curve $curve: the log does not say which backend and why"; }
+  grep -q "key: fixed-base products on " "setup-$curve.log" ||
+    fail "setup --curve $curve: the log does not say what computed the products"
+
+  # The same seed on the CPU: the same key, byte for byte.
+  "$proofline" setup --dev --curve "$curve" --constraints 200 --witnesses 1 --public 2 \
+    --seed 12 --threads 2 --backend cpu --out "$dir-cpu" >"setup-$curve-cpu.log" 2>&1 ||
+    { cat "setup-$curve-cpu.log" >&2; fail "setup --curve $curve --backend cpu failed"; }
+  grep -q "setup backend: CPU (--backend cpu)" "setup-$curve-cpu.log" ||
+    fail "setup --backend cpu: the log does not say CPU"
+  cmp "$dir/circuit.zkey" "$dir-cpu/circuit.zkey" ||
+    fail "$curve: --backend cpu and $(grep -o 'setup backend: [^;]*' "setup-$curve.log") wrote different keys"
+  if grep -q "setup backend: CPU; --backend auto found no usable CUDA device" "setup-$curve.log"; then
+    usage "--backend cuda: no usable CUDA device" --dev --curve "$curve" --constraints 10 \
+      --witnesses 1 --backend cuda --out "$dir-cuda"
+    [ ! -e "$dir-cuda" ] || fail "a refused --backend cuda setup created $dir-cuda"
+  fi
 
   "$snarkjs" zkey export verificationkey "$dir/circuit.zkey" "$dir/exported.json" >/dev/null
   python3 - "$dir/verification_key.json" "$dir/exported.json" <<'EOF' || fail "$curve: verification keys differ"

@@ -2,12 +2,11 @@
 // scalars k, the bulk of a development key's cost (nVars * 3 G1 + n G1 +
 // nVars G2 products for a circuit of domain n).
 //
-// Design: signed windows. A scalar is recoded into digits d_j in
-// [-(2^(w-1) - 1), 2^(w-1)] with k = sum_j d_j 2^(wj); the table holds
-// m * 2^(wj) * G for m = 1..2^(w-1) in affine form, so k * G is one mixed
-// addition per nonzero digit (a negative digit adds the negated entry) and no
-// doubling at all. With w = 10 a 254-bit scalar takes 26 additions and the
-// table 26 * 512 points (832 KiB for BN254 G1).
+// Design: signed windows (fixed_base_view.hpp): with w = 10 a 254-bit
+// scalar takes 26 mixed additions and no doubling, and the table 26 * 512
+// points (832 KiB for BN254 G1). The table is built here, on the host; the
+// CUDA fixed-base engine uploads the same table and walks it with the same
+// code (fixed_base_view::mul), so both compute the same points.
 //
 // Results leave in affine form through Montgomery's trick: one field
 // inversion per chunk of points plus 3 multiplications each, then 4 more for
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "base/thread_pool.hpp"
+#include "zk/dev/fixed_base_view.hpp"
 #include "zk/ec/point.hpp"
 #include "zk/ff/fp.hpp"
 
@@ -92,27 +92,18 @@ class fixed_base {
     batch_to_affine(entries.data(), table_.data(), entries.size(), scratch);
   }
 
-  /// k * base for a standard-form k below 2^scalar_bits: at most `windows`
-  /// mixed additions.
+  /// k * base for a standard-form k below 2^scalar_bits: at most
+  /// `windows` mixed additions.
   template <unsigned N>
   jacobian_t mul(const ff::bigint<N>& k) const {
-    jacobian_t acc = jacobian_t::infinity();
-    uint32_t carry = 0;
-    for (unsigned j = 0; j < windows_; ++j) {
-      const uint32_t v = k.bits(j * w_, w_) + carry;
-      const affine_t* row = table_.data() + std::size_t(j) * half_;
-      if (v > half_) {  // digit v - 2^w < 0: subtract, carry one into the next window
-        carry = 1;
-        const uint32_t m = (1u << w_) - v;
-        if (m != 0) acc = acc.add_affine(-row[m - 1]);
-      } else {
-        carry = 0;
-        if (v != 0) acc = acc.add_affine(row[v - 1]);
-      }
-    }
-    return acc;
+    return view().mul(k);
   }
 
+  /// The table in host memory.
+  fixed_base_view<G> view() const { return {table_.data(), w_, windows_}; }
+  /// The entries, [j * 2^(w-1) + m - 1] = m * 2^(w j) * base, for copying elsewhere.
+  const std::vector<affine_t>& table() const { return table_; }
+  unsigned window_bits() const { return w_; }
   unsigned windows() const { return windows_; }
 
  private:
@@ -125,13 +116,14 @@ class fixed_base {
 template <class G, class F>
 void batch_mul(const fixed_base<G>& table, const F* scalars, std::size_t n, ec::affine<G>* out,
                base::thread_pool& pool) {
+  const fixed_base_view<G> view = table.view();
   pool.for_range(n, normalize_chunk, [&](std::size_t begin, std::size_t end) {
     std::vector<ec::jacobian<G>> acc;
     std::vector<typename G::field> scratch;
     for (std::size_t b = begin; b < end; b += normalize_chunk) {
       const std::size_t e = std::min(end, b + normalize_chunk);
       acc.resize(e - b);
-      for (std::size_t i = b; i < e; ++i) acc[i - b] = table.mul(scalars[i].to_standard());
+      for (std::size_t i = b; i < e; ++i) acc[i - b] = view.mul(scalars[i].to_standard());
       batch_to_affine(acc.data(), out + b, e - b, scratch);
     }
   });

@@ -81,10 +81,11 @@ class key_writer {
 
  public:
   key_writer(const r1cs<C>& cs, const toxic_waste<C>& tw, base::thread_pool& pool,
-             const step_report& report)
+             const step_report& report, fixed_base_engine& engine)
       : cs_(cs),
         tw_(tw),
         pool_(pool),
+        engine_(engine),
         watch_(report),
         log_n_(cs.log_domain()),
         n_(cs.domain_size()),
@@ -106,25 +107,25 @@ class key_writer {
     watch_.lap("coefficients");
 
     std::vector<g1> points(cs_.n_vars);
-    batch_mul(g1_table_, a_.data(), a_.size(), points.data(), pool_);
+    engine_.mul(g1_table_, a_.data(), a_.size(), points.data());
     watch_.lap("A points");
     write_points(f, 5, points);
-    batch_mul(g1_table_, b_.data(), b_.size(), points.data(), pool_);
+    engine_.mul(g1_table_, b_.data(), b_.size(), points.data());
     watch_.lap("B1 points");
     write_points(f, 6, points);
     {
       std::vector<g2> points2(cs_.n_vars);
-      batch_mul(g2_table_, b_.data(), b_.size(), points2.data(), pool_);
+      engine_.mul(g2_table_, b_.data(), b_.size(), points2.data());
       watch_.lap("B2 points");
       write_points(f, 7, points2);
     }
     const std::size_t first_private = std::size_t(cs_.n_public) + 1;
     points.resize(cs_.n_vars - first_private);
-    batch_mul(g1_table_, k_.data() + first_private, points.size(), points.data(), pool_);
+    engine_.mul(g1_table_, k_.data() + first_private, points.size(), points.data());
     watch_.lap("C points");
     write_points(f, 8, points);
     points.resize(n_);
-    batch_mul(g1_table_, h_.data(), h_.size(), points.data(), pool_);
+    engine_.mul(g1_table_, h_.data(), h_.size(), points.data());
     watch_.lap("H points");
     write_points(f, 9, points);
     write_contributions(f);
@@ -162,10 +163,13 @@ class key_writer {
     b_.assign(cs_.n_vars, fr::zero());
     std::vector<fr> c(cs_.n_vars, fr::zero());
     std::vector<fr>* matrix[3] = {&a_, &b_, &c};
-    for (uint32_t row = 0; row < cs_.n_constraints; ++row)
-      for (unsigned m = 0; m < 3; ++m)
-        for (const term<C>* t = cs_.begin(row, m); t != cs_.end(row, m); ++t)
-          (*matrix[m])[t->signal] += t->coef * lagrange[row];
+    // One task per matrix: each scatters into its own vector.
+    pool_.for_each(3, [&](std::size_t m) {
+      std::vector<fr>& out = *matrix[m];
+      for (uint32_t row = 0; row < cs_.n_constraints; ++row)
+        for (const term<C>* t = cs_.begin(row, unsigned(m)); t != cs_.end(row, unsigned(m)); ++t)
+          out[t->signal] += t->coef * lagrange[row];
+    });
     // snarkjs's public-input rows: row N + s has A = w_s.
     for (uint32_t s = 0; s <= cs_.n_public; ++s)
       a_[s] += lagrange[std::size_t(cs_.n_constraints) + s];
@@ -181,8 +185,16 @@ class key_writer {
     watch_.lap("variable polynomials");
   }
 
-  g1 g1_times(const fr& k) const { return g1_table_.mul(k.to_standard()).to_affine(); }
-  g2 g2_times(const fr& k) const { return g2_table_.mul(k.to_standard()).to_affine(); }
+  g1 g1_times(const fr& k) {
+    g1 p;
+    engine_.mul(g1_table_, &k, 1, &p);
+    return p;
+  }
+  g2 g2_times(const fr& k) {
+    g2 p;
+    engine_.mul(g2_table_, &k, 1, &p);
+    return p;
+  }
 
   void write_header(output_file& f) {
     vk_.n_public = cs_.n_public;
@@ -216,7 +228,7 @@ class key_writer {
 
   void write_ic(output_file& f) {
     vk_.ic.resize(std::size_t(cs_.n_public) + 1);
-    batch_mul(g1_table_, k_.data(), vk_.ic.size(), vk_.ic.data(), pool_);
+    engine_.mul(g1_table_, k_.data(), vk_.ic.size(), vk_.ic.data());
     write_points(f, 3, vk_.ic);
   }
 
@@ -232,22 +244,48 @@ class key_writer {
     if (n_coefs_ > UINT32_MAX)
       throw std::invalid_argument(std::to_string(n_coefs_) +
                                   " coefficients exceed the zkey's 32-bit count");
-    f.begin_section(4, 4 + n_coefs_ * (coef_prefix_bytes + C::fr_bytes));
+    constexpr std::size_t entry_bytes = coef_prefix_bytes + C::fr_bytes;
+    f.begin_section(4, 4 + n_coefs_ * entry_bytes);
     f.u32(static_cast<uint32_t>(n_coefs_));
-    unsigned char entry[coef_prefix_bytes + C::fr_bytes];
-    auto put = [&](uint32_t matrix, uint32_t row, uint32_t signal, const fr& coef) {
+    auto put = [&](unsigned char* entry, uint32_t matrix, uint32_t row, uint32_t signal,
+                   const fr& coef) {
       const fr v = coef * to_file;
       std::memcpy(entry, &matrix, 4);
       std::memcpy(entry + 4, &row, 4);
       std::memcpy(entry + 8, &signal, 4);
       std::memcpy(entry + coef_prefix_bytes, v.l, C::fr_bytes);
-      f.write(entry, sizeof entry);
     };
-    for (uint32_t row = 0; row < cs_.n_constraints; ++row)
-      for (uint32_t m = 0; m < 2; ++m)
-        for (const term<C>* t = cs_.begin(row, m); t != cs_.end(row, m); ++t)
-          put(m, row, t->signal, t->coef);
-    for (uint32_t s = 0; s <= cs_.n_public; ++s) put(0, cs_.n_constraints + s, s, fr::one());
+    // Blocks of rows: entries converted on the pool's threads into a buffer
+    // (each row's place from a prefix count of its A and B entries), then
+    // written in order.
+    constexpr uint32_t block_rows = 1 << 16;
+    std::vector<uint64_t> first(block_rows + 1);
+    std::vector<unsigned char> buffer;
+    for (uint64_t start = 0; start < cs_.n_constraints; start += block_rows) {
+      const auto lo = static_cast<uint32_t>(start);
+      const uint32_t rows = std::min(block_rows, cs_.n_constraints - lo);
+      first[0] = 0;
+      for (uint32_t r = 0; r < rows; ++r)
+        first[r + 1] = first[r] + uint64_t(cs_.end(lo + r, 1) - cs_.begin(lo + r, 0));
+      buffer.resize(first[rows] * entry_bytes);
+      pool_.for_range(rows, 1024, [&](std::size_t b, std::size_t e) {
+        for (std::size_t r = b; r < e; ++r) {
+          const uint32_t row = lo + static_cast<uint32_t>(r);
+          unsigned char* entry = buffer.data() + first[r] * entry_bytes;
+          for (uint32_t m = 0; m < 2; ++m)
+            for (const term<C>* t = cs_.begin(row, m); t != cs_.end(row, m); ++t) {
+              put(entry, m, row, t->signal, t->coef);
+              entry += entry_bytes;
+            }
+        }
+      });
+      f.write(buffer.data(), buffer.size());
+    }
+    unsigned char entry[entry_bytes];
+    for (uint32_t s = 0; s <= cs_.n_public; ++s) {
+      put(entry, 0, cs_.n_constraints + s, s, fr::one());
+      f.write(entry, entry_bytes);
+    }
     f.end_section();
   }
 
@@ -283,6 +321,7 @@ class key_writer {
   const r1cs<C>& cs_;
   const toxic_waste<C>& tw_;
   base::thread_pool& pool_;
+  fixed_base_engine& engine_;
   stopwatch watch_;
   unsigned log_n_;
   uint32_t n_;
@@ -323,16 +362,19 @@ void lagrange_at(const F& x, unsigned log_m, uint64_t first, uint64_t stride, st
 
 template <class C>
 dev_key<C> write_dev_zkey(const std::string& path, const r1cs<C>& cs, const toxic_waste<C>& tw,
-                          base::thread_pool& pool, const step_report& report) {
-  return key_writer<C>(cs, tw, pool, report).write(path);
+                          base::thread_pool& pool, const step_report& report,
+                          fixed_base_engine* engine) {
+  cpu_fixed_base_engine cpu(pool);
+  return key_writer<C>(cs, tw, pool, report, engine ? *engine : cpu).write(path);
 }
 
 template dev_key<bn254> write_dev_zkey<bn254>(const std::string&, const r1cs<bn254>&,
                                               const toxic_waste<bn254>&, base::thread_pool&,
-                                              const step_report&);
+                                              const step_report&, fixed_base_engine*);
 template dev_key<bls12_381> write_dev_zkey<bls12_381>(const std::string&, const r1cs<bls12_381>&,
                                                       const toxic_waste<bls12_381>&,
-                                                      base::thread_pool&, const step_report&);
+                                                      base::thread_pool&, const step_report&,
+                                                      fixed_base_engine*);
 template void lagrange_at<bn254::fr>(const bn254::fr&, unsigned, uint64_t, uint64_t, std::size_t,
                                      bn254::fr*, base::thread_pool&);
 template void lagrange_at<bls12_381::fr>(const bls12_381::fr&, unsigned, uint64_t, uint64_t,

@@ -28,7 +28,9 @@
 // because A B - C vanishes on the even points (the n-domain).
 //
 // Cost (2^k domain, nVars ~ n): about 4n G1 and n G2 fixed-base products,
-// 26 mixed additions each (fixed_base.hpp), over the pool's threads.
+// 26 mixed additions each (fixed_base.hpp), computed by a fixed-base engine
+// (fixed_base_engine.hpp: the pool's threads, or a GPU); every point of the
+// key, the header's included, comes from the engine.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +38,7 @@
 #include <string>
 
 #include "base/thread_pool.hpp"
+#include "zk/dev/fixed_base_engine.hpp"
 #include "zk/dev/r1cs.hpp"
 #include "zk/dev/toxic_waste.hpp"
 #include "zk/formats/proof_json.hpp"
@@ -65,10 +68,13 @@ struct dev_key {
 /// `path` atomically (temp file + rename). Throws std::invalid_argument when
 /// the circuit's domain reaches the scalar field's 2-adicity (snarkjs then
 /// needs a different H layout; 2^28 rows for BN254), std::runtime_error on
-/// I/O errors (naming the file). `report` may be empty.
+/// I/O errors (naming the file). `report` may be empty. The fixed-base
+/// products go to `engine`, or with none to batch_mul on `pool` (which
+/// computes everything else in either case).
 template <class C>
 dev_key<C> write_dev_zkey(const std::string& path, const r1cs<C>& cs, const toxic_waste<C>& tw,
-                          base::thread_pool& pool, const step_report& report = {});
+                          base::thread_pool& pool, const step_report& report = {},
+                          fixed_base_engine* engine = nullptr);
 
 /// Lagrange basis polynomials of the m = 2^log_m domain at x:
 /// out[j] = L_k(x) for k = first + stride j, j < count, where

@@ -8,11 +8,14 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <iomanip>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "base/thread_pool.hpp"
+#include "zk/dev/fixed_base_engine.hpp"
 #include "zk/dev/gt.hpp"
 #include "zk/dev/keygen.hpp"
 #include "zk/dev/r1cs.hpp"
@@ -95,6 +98,27 @@ bool is_bit(const ff::bigint<N>& v) {
   return v.l[0] <= 1;
 }
 
+/// first_unsatisfied over ranges of rows on the pool's threads: the first
+/// row whose (A w) * (B w) != (C w), or n_constraints when every row holds.
+template <class C>
+uint32_t first_unsatisfied_row(const r1cs<C>& cs, const typename C::scalar* w,
+                               base::thread_pool& pool) {
+  std::atomic<uint32_t> first{cs.n_constraints};
+  pool.for_range(cs.n_constraints, 1 << 14, [&](std::size_t b, std::size_t e) {
+    for (std::size_t r = b; r < e && r < first.load(std::memory_order_relaxed); ++r) {
+      const auto row = static_cast<uint32_t>(r);
+      if (evaluate_row<C>(cs, row, 0, w) * evaluate_row<C>(cs, row, 1, w) ==
+          evaluate_row<C>(cs, row, 2, w))
+        continue;
+      uint32_t seen = first.load();
+      while (row < seen && !first.compare_exchange_weak(seen, row)) {
+      }
+      return;
+    }
+  });
+  return first.load();
+}
+
 /// Creates a file in `dir` and removes it: the honest test of writability
 /// (access(2) says yes to root on a read-only mount).
 void probe_writable(const fs::path& dir) {
@@ -111,10 +135,13 @@ template <class C>
 setup_result run_typed(const setup_options& o, const setup_log& log) {
   using fr = typename C::fr;
   const auto start = clock_type::now();
+  std::mutex log_mutex;  // the witnesses log from their own thread
   auto info = [&](const std::string& s) {
+    std::lock_guard<std::mutex> lock(log_mutex);
     if (log) log(0, s);
   };
   auto warn = [&](const std::string& s) {
+    std::lock_guard<std::mutex> lock(log_mutex);
     if (log) log(1, s);
   };
   const fs::path dir(o.out_dir);
@@ -138,38 +165,49 @@ setup_result run_typed(const setup_options& o, const setup_log& log) {
        " matrix entries (" + fixed(since(t), 2) + " s)");
 
   const auto tw = toxic_waste<C>::from_seed(o.seed);
+  cpu_fixed_base_engine cpu(pool);
+  fixed_base_engine& engine = o.engine ? *o.engine : cpu;
+  info("key: fixed-base products on " + engine.describe());
+
+  // Witnesses: one task each, made while the key is written (each is one
+  // sequential pass over the rows, and the key's products may be on a GPU,
+  // leaving the cores idle); witness 0 is checked against the R1CS. Should
+  // the key fail, the future's destructor waits for the witnesses first.
+  std::atomic<uint64_t> booleans{0};
+  auto witnesses = std::async(std::launch::async, [&] {
+    const auto t0 = clock_type::now();
+    pool.for_each(o.witnesses, [&](std::size_t i) {
+      const auto w = random_witness<C>(cs, o.seed, static_cast<uint32_t>(i));
+      if (i == 0) {
+        const uint32_t bad = first_unsatisfied_row<C>(cs, w.data(), pool);
+        if (bad != cs.n_constraints)
+          throw std::logic_error("witness 0 does not satisfy row " + std::to_string(bad) +
+                                 " of the synthetic circuit");
+        uint64_t count = 0;
+        for (const auto& v : w) count += is_bit(v);
+        booleans = count;
+      }
+      write_wtns<C>((dir / witness_name(static_cast<uint32_t>(i))).string(), w);
+    });
+    info("wrote " + std::to_string(o.witnesses) + " witnesses in " + fixed(since(t0), 2) +
+         " s (beside the key)");
+  });
+
   t = clock_type::now();
-  const dev_key<C> key = write_dev_zkey<C>((dir / zkey_name).string(), cs, tw, pool,
-                                           [&](const std::string& step, double s) {
-                                             info("  key: " + step + " " + fixed(s, 2) + " s");
-                                           });
+  const dev_key<C> key = write_dev_zkey<C>(
+      (dir / zkey_name).string(), cs, tw, pool,
+      [&](const std::string& step, double s) { info("  key: " + step + " " + fixed(s, 2) + " s"); },
+      &engine);
   res.n_coefs = key.n_coefs;
   res.zkey_bytes = key.file_bytes;
   res.files.push_back(zkey_name);
   info("wrote " + (dir / zkey_name).string() + " (" + std::to_string(key.file_bytes >> 20) +
        " MiB, " + std::to_string(key.n_coefs) + " coefficients) in " + fixed(since(t), 2) + " s");
 
-  // Witnesses: one task each; witness 0 is checked against the R1CS.
-  t = clock_type::now();
-  std::atomic<uint64_t> booleans{0};
-  pool.for_each(o.witnesses, [&](std::size_t i) {
-    const auto w = random_witness<C>(cs, o.seed, static_cast<uint32_t>(i));
-    if (i == 0) {
-      const uint32_t bad = first_unsatisfied<C>(cs, w.data());
-      if (bad != cs.n_constraints)
-        throw std::logic_error("witness 0 does not satisfy row " + std::to_string(bad) +
-                               " of the synthetic circuit");
-      uint64_t count = 0;
-      for (const auto& v : w) count += is_bit(v);
-      booleans = count;
-    }
-    write_wtns<C>((dir / witness_name(static_cast<uint32_t>(i))).string(), w);
-  });
+  witnesses.get();
   res.boolean_fraction = double(booleans.load()) / cs.n_vars;
   for (uint32_t i = 0; i < o.witnesses; ++i) res.files.push_back(witness_name(i));
-  info("wrote " + std::to_string(o.witnesses) + " witnesses (" +
-       fixed(100 * res.boolean_fraction, 1) + "% of values 0 or 1) in " + fixed(since(t), 2) +
-       " s");
+  info(fixed(100 * res.boolean_fraction, 1) + "% of witness 0's values are 0 or 1");
 
   const fr ab = tw.alpha * tw.beta;
   const auto alphabeta = pairing_generator_power<C>(ab.to_standard());

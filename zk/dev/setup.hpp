@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +23,8 @@
 #include "zk/curves.hpp"
 
 namespace proofline::zk::dev {
+
+class fixed_base_engine;
 
 struct setup_options {
   curve_id curve = curve_id::bn254;
@@ -32,6 +35,9 @@ struct setup_options {
   unsigned threads = 0;  ///< 0: every hardware thread
   std::string out_dir;
   bool force = false;  ///< write into a non-empty out_dir
+  /// Computes the key's fixed-base products (fixed_base_engine.hpp); none:
+  /// the CPU, on `threads` threads.
+  std::shared_ptr<fixed_base_engine> engine;
 };
 
 /// A problem the user must fix (bad option values, an unusable output
@@ -51,7 +57,8 @@ struct setup_result {
   std::vector<std::string> files;  ///< written, relative to out_dir
 };
 
-/// Log lines as the setup goes: level (0 info, 1 warning) and text.
+/// Log lines as the setup goes: level (0 info, 1 warning) and text; called
+/// from one thread at a time (the witnesses, made beside the key, log too).
 using setup_log = std::function<void(int level, const std::string& line)>;
 
 /// Checks the options (throws setup_error on N or K of 0, a domain beyond the
