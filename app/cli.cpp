@@ -47,7 +47,8 @@ OUTPUTS, in each job's out directory (written atomically: temp file + rename):
   "witness" job:    proof.json, public.json
   "witnesses" job:  proof_<i>.json, public_<i>.json for i = 0..k-1
   every job:        result.json:
-    {"id": "b", "status": "done" | "failed", "error": null | {"file", "message"},
+    {"id": "b", "status": "done" | "failed" | "cancelled",
+     "error": null | {"file", "message"},
      "partitions": [{"index": 0, "status": "done", "proof": "proof_0.json",
                      "public": "public_0.json", "spans_ms": {"synthesize": [s, e],
                      "prove": [s, e], "finalize": [s, e]}}, ...],
@@ -73,7 +74,12 @@ EXIT CODES: 0 every job done; 1 at least one job failed (the others still run
 and their outputs are written), or a --report, --trace or --html file could
 not be written; 2 usage error: bad option, unreadable or invalid job file,
 bundled example not found, --backend cuda without a usable GPU, a --metrics
-address that is taken or not loopback without --metrics-public.)";
+address that is taken or not loopback without --metrics-public; 130 (SIGINT,
+Ctrl-C) or 143 (SIGTERM): interrupted. The first signal cancels the unfinished
+jobs: each gets result.json with status "cancelled", its finished partitions
+keep their proofs and the rest are listed as "cancelled"; the summary names
+them. A second signal ends the process at once (outputs are written
+atomically, so none is half-written).)";
 
 std::string budget_help() {
   std::ostringstream h;

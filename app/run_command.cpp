@@ -5,6 +5,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -16,6 +17,7 @@
 #include "actors/runtime.hpp"
 #include "actors/system_setup.hpp"
 #include "app/backend_choice.hpp"
+#include "app/interrupt.hpp"
 #include "observe/html_report.hpp"
 #include "jobs/job_file.hpp"
 #include "app/locate.hpp"
@@ -44,6 +46,7 @@ using observe::observation;
 using observe::observation_options;
 using observe::parse_metrics_endpoint;
 using observe::print_gpu_figures;
+using observe::print_interrupted;
 using observe::print_summary;
 using observe::report_json;
 using observe::run_record;
@@ -210,6 +213,9 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     return exit_usage;
   }
   rc.on_purge = obs->purge_hook();
+  // SIGINT/SIGTERM from here on cancel the unfinished jobs (app/interrupt.hpp).
+  std::optional<interrupt_watch> interrupt;
+  interrupt.emplace();
   std::vector<job_report> reports;
   std::string memory_line;  // memory_summary_line of the run's end
   {
@@ -229,6 +235,15 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
                    [&](caf::error& e) { spdlog::error("job {}: {}", spec.id, sys.render(e)); });
       seqs.push_back(seq);
     }
+    // A signal becomes one cancel message per job; the registry writes each
+    // cancelled job's result.json (finished partitions keep their proofs) and
+    // answers the awaits below.
+    interrupt->start([registry = rt.registry(), seqs](int signo) {
+      spdlog::warn("{}: cancelling the unfinished jobs (a second signal ends at once)",
+                   signo == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+      for (const auto& seq : seqs)
+        if (seq) caf::anon_send(registry, cancel_atom::value, *seq);
+    });
     for (std::size_t i = 0; i < specs.size(); ++i) {
       if (!seqs[i]) {
         reports.push_back(failed_report(specs[i], unwritable[i].empty()
@@ -254,6 +269,8 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     obs->finish(record);  // before shutdown: the samples end with the last job
     rt.shutdown();
   }
+  const int signo = interrupt->signal();
+  interrupt.reset();  // a signal from here on ends the process the default way
   double wall_ms = rc.clock.now_ms();
   obs.reset();
 
@@ -268,6 +285,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     out << report_json(report) << "\n";
   } else if (!opts.quiet) {
     print_summary(out, reports, wall_ms);
+    if (signo) print_interrupted(out, reports, signo);
     print_gpu_figures(out, report);
     print_startup(out, report.startup);
     if (!memory_line.empty()) out << memory_line << "\n";
@@ -279,7 +297,9 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
       if (r.has_error) err << ": " << r.error.message;
       err << "\n";
     }
+    if (signo) print_interrupted(err, reports, signo);
   }
+  if (signo) return 128 + signo;  // 130 for SIGINT, 143 for SIGTERM, as a shell reports them
   return all_done && written ? exit_ok : exit_failed;
 }
 

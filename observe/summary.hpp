@@ -15,6 +15,11 @@ namespace proofline::observe {
 /// Writes the table and totals; `wall_ms` is the run's wall time.
 void print_summary(std::ostream& out, const std::vector<job_report>& reports, double wall_ms);
 
+/// One line after the summary of a run ended early by signal `signo`
+/// (SIGINT, SIGTERM): the jobs it cancelled, their partitions not proved and
+/// the proofs they kept.
+void print_interrupted(std::ostream& out, const std::vector<job_report>& reports, int signo);
+
 /// One line per GPU (or the CPU backend, whose spans stand for it): busy
 /// fraction over its span window, NVML's figure beside it when sampled, and
 /// the hand-off gaps p50/p99/max; then why NVML has no samples on a CUDA run.
