@@ -287,7 +287,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     print_summary(out, reports, wall_ms);
     if (signo) print_interrupted(out, reports, signo);
     print_gpu_figures(out, report);
-    print_startup(out, report.startup);
+    print_startup(out, report.startup, report.backend != "cpu");
     if (!memory_line.empty()) out << memory_line << "\n";
   } else {
     // --quiet prints nothing but failures: every failed job and its error.

@@ -271,8 +271,8 @@ const char* const page_script = R"(
     const svg = el('svg', {class: 'queues', width: width, height: chartH + 16}, box);
     const y = v => 4 + (1 - v / top) * chartH;
     text(svg, {class: 'chart-label', x: 4, y: 14}, 'queued partitions');
-    text(svg, {class: 'chart-label ready-label', x: 4, y: 28}, 'ready for a GPU');
-    text(svg, {class: 'chart-label waiting-label', x: 4, y: 42}, 'waiting for memory');
+    text(svg, {class: 'chart-label ready-label', x: 4, y: 28}, 'ready to prove');
+    text(svg, {class: 'chart-label waiting-label', x: 4, y: 42}, 'waiting to start (memory or pacing)');
     text(svg, {class: 'chart-label', x: labelW - 30, y: y(top) + 8}, String(top));
     el('rect', {class: 'lane-bg', x: labelW, y: y(top), width: width - labelW, height: chartH}, svg);
     const line = (i, cls) => el('polyline', {class: cls, points:
@@ -362,10 +362,16 @@ std::string html_report(const run_record& rec, const run_report& report) {
   h += summary_html(rec, report);
   h += "<h2>Timeline</h2>\n<p class=\"legend\">";
   for (const auto& c : categories) h += "<span><i class=\"cat-" + c + "\"></i>" + c + "</span>";
-  h += "</p>\n<p>Device spans are the backend's own (CUDA events on a GPU); the busy lane is "
-       "their union, so gaps between partitions show as breaks. Utilization charts: green is "
-       "the busy fraction from device spans, red NVML's samples. Hover a span for its "
-       "partition and duration.</p>\n";
+  if (report.backend == "cpu")
+    h += "</p>\n<p>backend: cpu (no GPU in this run). Device spans are the CPU backend's "
+         "proving time; the busy lane is their union, so gaps between partitions show as "
+         "breaks. Utilization charts: the busy fraction of the CPU backend from those spans. "
+         "Hover a span for its partition and duration.</p>\n";
+  else
+    h += "</p>\n<p>Device spans are the backend's own (CUDA events on a GPU); the busy lane is "
+         "their union, so gaps between partitions show as breaks. Utilization charts: green is "
+         "the busy fraction from device spans, red NVML's samples. Hover a span for its "
+         "partition and duration.</p>\n";
   h += "<div id=\"controls\"><button id=\"zoom-in\">zoom in</button><button "
        "id=\"zoom-out\">zoom out</button><button id=\"zoom-fit\">fit</button></div>\n";
   h += "<div id=\"plots\"></div>\n<noscript>The timeline needs JavaScript; the figures above "

@@ -100,9 +100,9 @@ void print_gpu_figures(std::ostream& out, const run_report& r) {
   if (r.backend == "cuda" && !r.nvml_available) out << "NVML: no samples (" << r.nvml_why << ")\n";
 }
 
-void print_startup(std::ostream& out, const startup_report& s) {
+void print_startup(std::ostream& out, const startup_report& s, bool gpu) {
   auto ms = [](const std::optional<double>& v) { return v ? fixed(*v, 1) + " ms" : "none"; };
-  out << "start-up: first GPU work " << ms(s.first_gpu_work_ms) << ", first proof "
+  out << "start-up: first " << (gpu ? "GPU" : "proving") << " work " << ms(s.first_gpu_work_ms) << ", first proof "
       << ms(s.first_proof_ms);
   for (const auto& k : s.keys) {
     out << "; key " << k.path << " read " << fixed(k.read_ms, 1) << " ms, prepared "

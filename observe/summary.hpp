@@ -25,8 +25,9 @@ void print_interrupted(std::ostream& out, const std::vector<job_report>& reports
 /// the hand-off gaps p50/p99/max; then why NVML has no samples on a CUDA run.
 void print_gpu_figures(std::ostream& out, const run_report& r);
 
-/// One line: first GPU work, first proof, each key's read and preparation,
-/// the pinned pool's pinning.
-void print_startup(std::ostream& out, const startup_report& s);
+/// One line: first GPU work (first proving work when `gpu` is false: the CPU
+/// backend), first proof, each key's read and preparation, the pinned pool's
+/// pinning.
+void print_startup(std::ostream& out, const startup_report& s, bool gpu = true);
 
 }  // namespace proofline::observe

@@ -11,7 +11,7 @@ prove observe 0 run --backend cpu --trace trace.json --report report.json --html
   --log-level debug
 log_names observe SYNTH_TIMING GPU_TIMING FIN_TIMING "read_witness_us=" "abc_us=" \
   "upload_us=" "ntt_a_us=" "msm_h_us=" "assembly_us=" "write_us=" "release_us=" \
-  "purge_request_us=" "busy" "hand-off gap p50" "peak RSS" "start-up: first GPU work"
+  "purge_request_us=" "busy" "hand-off gap p50" "peak RSS" "start-up: first proving work"
 [ -s report.json ] || fail "no report.json"
 [ -s trace.json ] || fail "no trace.json"
 [ -s report.html ] || fail "no report.html"
