@@ -5,6 +5,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <optional>
@@ -198,6 +199,8 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   caf::actor_system sys{cfg};
   rc.clock = run_clock();
   run_record record;
+  record.job_file = job_file;
+  record.started_at = observe::iso8601_utc(std::chrono::system_clock::now());
   record.backends = backend_records(choice);
   record.synthesizers = synthesizers;
   record.finalizers = opts.finalizers;

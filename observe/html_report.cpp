@@ -98,12 +98,27 @@ json page_data(const run_record& rec, const run_report& report) {
           {"queues", std::move(queues)}};
 }
 
+/// Every job of the run: id, status, partitions proved of all, out
+/// directory and error (plain HTML, readable without scripts).
+std::string jobs_html(const run_report& r) {
+  std::string h = "<h2>Jobs</h2>\n<table class=\"jobs\">\n<tr><th>job</th><th>status</th>"
+                  "<th>partitions</th><th>output</th><th>error</th></tr>\n";
+  for (const auto& j : r.job_table)
+    h += "<tr class=\"job-" + html_escape(j.status) + "\"><td>" + html_escape(j.id) + "</td><td>" +
+         html_escape(j.status) + "</td><td>" + std::to_string(j.done) + "/" +
+         std::to_string(j.total) + "</td><td>" + html_escape(j.out) + "</td><td>" +
+         (j.has_error ? html_escape(j.error.message) : std::string()) + "</td></tr>\n";
+  return h + "</table>\n";
+}
+
 /// The summary figures as an HTML table.
 std::string summary_html(const run_record& rec, const run_report& r) {
   std::string h = "<table class=\"summary\">\n";
   auto row = [&](const std::string& key, const std::string& value) {
     h += "<tr><th>" + html_escape(key) + "</th><td>" + html_escape(value) + "</td></tr>\n";
   };
+  if (!r.job_file.empty()) row("job file", r.job_file);
+  if (!r.started_at.empty()) row("started", r.started_at);
   row("proofs", std::to_string(r.proofs) + " of " + std::to_string(r.partitions) + " partitions (" +
                     std::to_string(r.failed) + " failed), " + std::to_string(r.jobs) + " job(s)");
   row("wall time", fixed(r.wall_ms / 1000.0, 3) + " s (" + fixed(r.proofs_per_s, 2) + " proofs/s)");
@@ -152,6 +167,9 @@ h2 { font-size: 15px; margin: 18px 0 6px; }
 table.summary { border-collapse: collapse; }
 table.summary th { text-align: left; padding: 2px 14px 2px 0; font-weight: 600; white-space: nowrap; }
 table.summary td { padding: 2px 0; }
+table.jobs { border-collapse: collapse; }
+table.jobs th, table.jobs td { text-align: left; padding: 2px 14px 2px 0; }
+table.jobs tr.job-failed td, table.jobs tr.job-cancelled td { color: #b71c1c; }
 #controls button { margin-right: 6px; }
 #plots { overflow-x: auto; border: 1px solid #ddd; padding: 4px 0; }
 .legend span { display: inline-block; margin-right: 12px; }
@@ -360,6 +378,7 @@ std::string html_report(const run_record& rec, const run_report& report) {
   h += "</style>\n</head>\n";
   h += "<body>\n<h1>" + html_escape(title) + "</h1>\n";
   h += summary_html(rec, report);
+  h += jobs_html(report);
   h += "<h2>Timeline</h2>\n<p class=\"legend\">";
   for (const auto& c : categories) h += "<span><i class=\"cat-" + c + "\"></i>" + c + "</span>";
   if (report.backend == "cpu")
