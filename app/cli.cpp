@@ -5,6 +5,7 @@
 #include <memory>
 #include <ostream>
 #include <sstream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -168,8 +169,19 @@ CLI::App& cli::add(const std::string& name, const std::string& summary, runner r
   return *sub;
 }
 
+void cli::set_version(std::function<std::string()> text) { version_ = std::move(text); }
+
 std::optional<int> cli::parse(int argc, const char* const* argv, std::ostream& out,
                               std::ostream& err) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a == "--version") {
+      std::string text = version_ ? version_() : version_text();
+      out << text << (text.empty() || text.back() != '\n' ? "\n" : "");
+      return exit_ok;
+    }
+  }
   try {
     root_->parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -96,7 +96,12 @@ class cli {
   /// Runs the subcommand parse() chose.
   int run(std::ostream& out, std::ostream& err);
 
+  /// What --version prints (default: version_text()). --version is taken
+  /// anywhere before a "--", after a subcommand too.
+  void set_version(std::function<std::string()> text);
+
  private:
+  std::function<std::string()> version_;
   std::unique_ptr<CLI::App> root_;
   std::vector<std::pair<CLI::App*, runner>> commands_;
 };

@@ -104,6 +104,11 @@ TEST_CASE("help and version exit 0 and print on stdout") {
   CHECK(*v.code == exit_ok);
   CHECK(v.out == version_text() + "\n");
   CHECK(version_text().rfind("proofline ", 0) == 0);
+
+  auto after = parse({"run", "--backend", "cpu", "--version"});  // after a subcommand too
+  REQUIRE(after.code);
+  CHECK(*after.code == exit_ok);
+  CHECK(after.out == version_text() + "\n");
 }
 
 TEST_CASE("the default memory budget is 70% of physical memory minus 1 GiB") {
