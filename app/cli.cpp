@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "memory/size.hpp"
 
@@ -123,6 +124,75 @@ void add_gpu_options(CLI::App& app, std::string& gpus, std::string& gpu_memory,
       ->capture_default_str();
 }
 
+void add_config_option(CLI::App& app) {
+  app.add_option("--config", "Read options from FILE, a JSON object keyed by long option "
+                             "names without \"--\" ({\"listen\": \"127.0.0.1:7470\", "
+                             "\"allow-root\": [\"/data\"], \"no-verify\": true}); options "
+                             "on the command line win over the file, the file over the defaults")
+      ->type_name("FILE");
+}
+
+void add_log_format_option(CLI::App& app, std::string& format) {
+  app.add_option("--log-format", format,
+                 "Log lines on stderr as text, or json: one object a line with an ISO 8601 "
+                 "time (UTC), level and message, for journald and log collectors")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
+namespace {
+
+/// The arguments that `--config FILE` of subcommand `sub` stands for: each
+/// key of the file not already on the command line (`given`), as its long
+/// option and value(s). Throws std::runtime_error naming the file and key.
+std::vector<std::string> config_arguments(const CLI::App& sub, const std::string& file,
+                                          const std::vector<std::string>& given) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(file + ": cannot be read");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(file + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object()) throw std::runtime_error(file + ": expected a JSON object of options");
+  auto on_command_line = [&](const std::string& flag) {
+    for (const auto& a : given)
+      if (a == flag || a.rfind(flag + "=", 0) == 0) return true;
+    return false;
+  };
+  std::vector<std::string> args;
+  for (const auto& [key, value] : j.items()) {
+    const std::string flag = "--" + key;
+    const CLI::Option* opt = key == "config" ? nullptr : sub.get_option_no_throw(flag);
+    if (!opt)
+      throw std::runtime_error(file + ": key \"" + key + "\": `" + sub.get_name() +
+                               "` has no option " + flag);
+    if (on_command_line(flag)) continue;  // the command line wins
+    auto scalar = [&](const nlohmann::json& v) -> std::string {
+      if (v.is_string()) return v.get<std::string>();
+      if (v.is_number()) return v.dump();
+      throw std::runtime_error(file + ": key \"" + key + "\": expected a string or a number");
+    };
+    if (opt->get_expected_max() == 0) {  // a flag
+      if (!value.is_boolean())
+        throw std::runtime_error(file + ": key \"" + key + "\": expected true or false");
+      if (value.get<bool>()) args.push_back(flag);
+    } else if (value.is_array()) {
+      for (const auto& v : value) {
+        args.push_back(flag);
+        args.push_back(scalar(v));
+      }
+    } else {
+      args.push_back(flag);
+      args.push_back(scalar(value));
+    }
+  }
+  return args;
+}
+
+}  // namespace
+
 void add_metrics_options(CLI::App& app, std::string& metrics, bool& metrics_public) {
   app.add_option("--metrics", metrics,
                  "Serve Prometheus metrics at http://ADDR:PORT/metrics while running: "
@@ -182,10 +252,45 @@ std::optional<int> cli::parse(int argc, const char* const* argv, std::ostream& o
       return exit_ok;
     }
   }
+  // --config FILE of the chosen subcommand: its options join the command line.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string config_file;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string file;
+    if (args[i] == "--config" && i + 1 < args.size())
+      file = args[i + 1];
+    else if (args[i].rfind("--config=", 0) == 0)
+      file = args[i].substr(9);
+    else
+      continue;
+    CLI::App* sub = nullptr;
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < i && !sub; ++k)
+      for (auto& [s, run] : commands_)
+        if (s->get_name() == args[k]) {
+          sub = s;
+          at = k;
+        }
+    if (!sub) break;  // CLI11 reports --config where no subcommand takes it
+    try {
+      auto extra = config_arguments(*sub, file, args);
+      args.insert(args.begin() + static_cast<std::ptrdiff_t>(at + 1), extra.begin(), extra.end());
+      config_file = file;
+    } catch (const std::exception& e) {
+      err << "proofline " << sub->get_name() << ": --config " << e.what() << "\n";
+      return exit_usage;
+    }
+    break;
+  }
+  std::vector<const char*> full{argv[0]};
+  for (const auto& a : args) full.push_back(a.c_str());
   try {
-    root_->parse(argc, argv);
+    root_->parse(static_cast<int>(full.size()), full.data());
   } catch (const CLI::ParseError& e) {
     int code = root_->exit(e, out, err);
+    if (code != 0 && !config_file.empty())
+      err << "(the options of --config " << config_file
+          << " were read as if given on the command line)\n";
     return code == 0 ? exit_ok : exit_usage;
   }
   return std::nullopt;
@@ -258,6 +363,8 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                   "Log level on stderr: trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
+  add_log_format_option(*run, opts.log_format);
+  add_config_option(*run);
   run->add_flag("--quiet,-q", opts.quiet,
                 "No summary on stdout, no progress line, and only errors in the log (unless "
                 "--log-level is given)");

@@ -11,6 +11,8 @@
 #include <optional>
 #include <ostream>
 
+#include <nlohmann/json.hpp>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -98,9 +100,37 @@ job_report failed_report(const job_spec& spec, const std::string& message) {
 
 }  // namespace
 
+namespace {
+
+/// %* in a log pattern: the message as the inside of a JSON string.
+class json_message_flag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    std::string_view text(msg.payload.data(), msg.payload.size());
+    std::string quoted = nlohmann::json(std::string(text)).dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
+    dest.append(quoted.data() + 1, quoted.data() + quoted.size() - 1);  // without the quotes
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<json_message_flag>();
+  }
+};
+
+}  // namespace
+
 void setup_logging(const run_options& opts) {
   auto logger = spdlog::stderr_color_mt("proofline");
-  logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  if (opts.log_format == "json") {
+    // One object a line, time in UTC with milliseconds:
+    // {"time":"2026-12-01T12:04:44.123Z","level":"info","msg":"..."}
+    auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+    f->add_flag<json_message_flag>('*').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":"%*"})");
+    logger->set_formatter(std::move(f));
+  } else {
+    logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  }
   spdlog::set_default_logger(logger);
   if (opts.log_level_given || !opts.quiet)
     spdlog::set_level(spdlog::level::from_str(opts.log_level));
