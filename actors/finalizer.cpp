@@ -73,10 +73,15 @@ void finalize_partition(finalizer_pointer self, proved_partition& p) {
       throw proof_check_failed("partition " + std::to_string(part.index) + ": the proof from " +
                                backend + " failed its pairing check (" + files.problem + ")");
     }
-    cfg.write_file(job.out_path(proof_name), files.proof_json);
-    cfg.write_file(job.out_path(public_name), files.public_json);
-    written = cfg.clock.now_ms();
-    ok = true;
+    // Checked again: assembly and the pairing check take a while, and a job
+    // cancelled meanwhile gets no new proof.
+    cancelled = job.cancelled.load(std::memory_order_acquire);
+    if (!cancelled) {
+      cfg.write_file(job.out_path(proof_name), files.proof_json);
+      cfg.write_file(job.out_path(public_name), files.public_json);
+      written = cfg.clock.now_ms();
+      ok = true;
+    }
   } catch (const zk::formats::format_error& e) {
     error = {e.file(), e.what()};
   } catch (const proof_check_failed& e) {

@@ -294,8 +294,23 @@ void on_stage(job_registry_pointer self, uint64_t seq, uint32_t index, partition
 
 void on_done(job_registry_pointer self, const partition_done& d) {
   auto* job = find_job(self, d.job_seq);
-  if (!job || d.index >= job->parts.size() || terminal(job->parts[d.index].state)) return;
+  if (!job || d.index >= job->parts.size()) return;
   auto& p = job->parts[d.index];
+  if (job->state == job_state::cancelled && p.state == partition_state::cancelled &&
+      !self->state.live_outs.count(job->spec.out)) {
+    // A finalizer wrote this proof while the cancel was on its way: the
+    // proof stays, so result.json lists it (unless another job owns the out
+    // directory by now).
+    p.state = partition_state::done;
+    p.spans = d.spans;
+    p.proof_file = d.proof_file;
+    p.public_file = d.public_file;
+    p.verified = d.verified;
+    p.verify_ms = d.verify_ms;
+    write_result(self, *job, make_report(*job));
+    return;
+  }
+  if (terminal(p.state)) return;
   p.state = partition_state::done;
   p.spans = d.spans;
   p.proof_file = d.proof_file;

@@ -83,9 +83,11 @@ std::optional<std::vector<int>> parse_gpu_list(const std::string& text, int visi
 
 backend_choice choose_backends(const backend_request& r) {
   backend_choice c;
+  // One info line says which backend and why; CUDA's own words for a missing
+  // GPU ("driver version is insufficient" on a machine without one) go to debug.
   auto cpu = [&](const std::string& why) {
     c.backends.push_back(std::shared_ptr<gpu::backend>(gpu::make_cpu_backend(r.cpu_threads)));
-    spdlog::info("backend: CPU ({}); {}", c.backends.back()->describe(), why);
+    spdlog::info("backend: cpu ({}); {}", why, c.backends.back()->describe());
   };
   if (r.backend == "cpu") {
     cpu("--backend cpu");
@@ -94,10 +96,12 @@ backend_choice choose_backends(const backend_request& r) {
   std::string why;
   int visible = gpu::cuda_device_count(&why);
   if (visible <= 0) {
-    if (r.backend == "cuda")
+    if (r.backend == "cuda") {
       c.error = "--backend cuda: no usable CUDA device (" + why + ")";
-    else
-      cpu("--backend auto found no CUDA device (" + why + ")");
+    } else {
+      spdlog::debug("no CUDA device: {}", why);
+      cpu(why == "built without CUDA" ? "built without CUDA" : "no GPU found");
+    }
     return c;
   }
   std::string problem;

@@ -5,8 +5,10 @@
 #include <memory>
 #include <ostream>
 #include <sstream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "memory/size.hpp"
 
@@ -49,7 +51,8 @@ OUTPUTS, in each job's out directory (written atomically: temp file + rename):
   "witness" job:    proof.json, public.json
   "witnesses" job:  proof_<i>.json, public_<i>.json for i = 0..k-1
   every job:        result.json:
-    {"id": "b", "status": "done" | "failed", "error": null | {"file", "message"},
+    {"id": "b", "status": "done" | "failed" | "cancelled",
+     "error": null | {"file", "message"},
      "partitions": [{"index": 0, "status": "done", "proof": "proof_0.json",
                      "public": "public_0.json", "spans_ms": {"synthesize": [s, e],
                      "prove": [s, e], "finalize": [s, e]}}, ...],
@@ -75,7 +78,12 @@ EXIT CODES: 0 every job done; 1 at least one job failed (the others still run
 and their outputs are written), or a --report, --trace or --html file could
 not be written; 2 usage error: bad option, unreadable or invalid job file,
 bundled example not found, --backend cuda without a usable GPU, a --metrics
-address that is taken or not loopback without --metrics-public.)";
+address that is taken or not loopback without --metrics-public; 130 (SIGINT,
+Ctrl-C) or 143 (SIGTERM): interrupted. The first signal cancels the unfinished
+jobs: each gets result.json with status "cancelled", its finished partitions
+keep their proofs and the rest are listed as "cancelled"; the summary names
+them. A second signal ends the process at once (outputs are written
+atomically, so none is half-written).)";
 
 std::string budget_help() {
   std::ostringstream h;
@@ -130,6 +138,75 @@ void add_gpu_options(CLI::App& app, std::string& gpus, std::string& gpu_memory,
       ->capture_default_str();
 }
 
+void add_config_option(CLI::App& app) {
+  app.add_option("--config", "Read options from FILE, a JSON object keyed by long option "
+                             "names without \"--\" ({\"listen\": \"127.0.0.1:7470\", "
+                             "\"allow-root\": [\"/data\"], \"no-verify\": true}); options "
+                             "on the command line win over the file, the file over the defaults")
+      ->type_name("FILE");
+}
+
+void add_log_format_option(CLI::App& app, std::string& format) {
+  app.add_option("--log-format", format,
+                 "Log lines on stderr as text, or json: one object a line with an ISO 8601 "
+                 "time (UTC), level and message, for journald and log collectors")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+}
+
+namespace {
+
+/// The arguments that `--config FILE` of subcommand `sub` stands for: each
+/// key of the file not already on the command line (`given`), as its long
+/// option and value(s). Throws std::runtime_error naming the file and key.
+std::vector<std::string> config_arguments(const CLI::App& sub, const std::string& file,
+                                          const std::vector<std::string>& given) {
+  std::ifstream in(file);
+  if (!in) throw std::runtime_error(file + ": cannot be read");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(file + ": not valid JSON (" + e.what() + ")");
+  }
+  if (!j.is_object()) throw std::runtime_error(file + ": expected a JSON object of options");
+  auto on_command_line = [&](const std::string& flag) {
+    for (const auto& a : given)
+      if (a == flag || a.rfind(flag + "=", 0) == 0) return true;
+    return false;
+  };
+  std::vector<std::string> args;
+  for (const auto& [key, value] : j.items()) {
+    const std::string flag = "--" + key;
+    const CLI::Option* opt = key == "config" ? nullptr : sub.get_option_no_throw(flag);
+    if (!opt)
+      throw std::runtime_error(file + ": key \"" + key + "\": `" + sub.get_name() +
+                               "` has no option " + flag);
+    if (on_command_line(flag)) continue;  // the command line wins
+    auto scalar = [&](const nlohmann::json& v) -> std::string {
+      if (v.is_string()) return v.get<std::string>();
+      if (v.is_number()) return v.dump();
+      throw std::runtime_error(file + ": key \"" + key + "\": expected a string or a number");
+    };
+    if (opt->get_expected_max() == 0) {  // a flag
+      if (!value.is_boolean())
+        throw std::runtime_error(file + ": key \"" + key + "\": expected true or false");
+      if (value.get<bool>()) args.push_back(flag);
+    } else if (value.is_array()) {
+      for (const auto& v : value) {
+        args.push_back(flag);
+        args.push_back(scalar(v));
+      }
+    } else {
+      args.push_back(flag);
+      args.push_back(scalar(value));
+    }
+  }
+  return args;
+}
+
+}  // namespace
+
 void add_metrics_options(CLI::App& app, std::string& metrics, bool& metrics_public) {
   app.add_option("--metrics", metrics,
                  "Serve Prometheus metrics at http://ADDR:PORT/metrics while running: "
@@ -176,12 +253,58 @@ CLI::App& cli::add(const std::string& name, const std::string& summary, runner r
   return *sub;
 }
 
+void cli::set_version(std::function<std::string()> text) { version_ = std::move(text); }
+
 std::optional<int> cli::parse(int argc, const char* const* argv, std::ostream& out,
                               std::ostream& err) {
+  for (int i = 1; i < argc; ++i) {
+    std::string_view a = argv[i];
+    if (a == "--") break;
+    if (a == "--version") {
+      std::string text = version_ ? version_() : version_text();
+      out << text << (text.empty() || text.back() != '\n' ? "\n" : "");
+      return exit_ok;
+    }
+  }
+  // --config FILE of the chosen subcommand: its options join the command line.
+  std::vector<std::string> args(argv + 1, argv + argc);
+  std::string config_file;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string file;
+    if (args[i] == "--config" && i + 1 < args.size())
+      file = args[i + 1];
+    else if (args[i].rfind("--config=", 0) == 0)
+      file = args[i].substr(9);
+    else
+      continue;
+    CLI::App* sub = nullptr;
+    std::size_t at = 0;
+    for (std::size_t k = 0; k < i && !sub; ++k)
+      for (auto& [s, run] : commands_)
+        if (s->get_name() == args[k]) {
+          sub = s;
+          at = k;
+        }
+    if (!sub) break;  // CLI11 reports --config where no subcommand takes it
+    try {
+      auto extra = config_arguments(*sub, file, args);
+      args.insert(args.begin() + static_cast<std::ptrdiff_t>(at + 1), extra.begin(), extra.end());
+      config_file = file;
+    } catch (const std::exception& e) {
+      err << "proofline " << sub->get_name() << ": --config " << e.what() << "\n";
+      return exit_usage;
+    }
+    break;
+  }
+  std::vector<const char*> full{argv[0]};
+  for (const auto& a : args) full.push_back(a.c_str());
   try {
-    root_->parse(argc, argv);
+    root_->parse(static_cast<int>(full.size()), full.data());
   } catch (const CLI::ParseError& e) {
     int code = root_->exit(e, out, err);
+    if (code != 0 && !config_file.empty())
+      err << "(the options of --config " << config_file
+          << " were read as if given on the command line)\n";
     return code == 0 ? exit_ok : exit_usage;
   }
   return std::nullopt;
@@ -259,6 +382,8 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                   "Log level on stderr: trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
+  add_log_format_option(*run, opts.log_format);
+  add_config_option(*run);
   run->add_flag("--quiet,-q", opts.quiet,
                 "No summary on stdout, no progress line, and only errors in the log (unless "
                 "--log-level is given)");

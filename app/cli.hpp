@@ -58,6 +58,7 @@ struct run_options {
   uint64_t memory_budget = 0;    ///< bytes; 0: default_memory_budget()
   std::size_t max_partitions = 100000;  ///< job_file.hpp's default_max_partitions
   std::string log_level = "info";
+  std::string log_format = "text";  ///< text | json (one JSON object a line)
   bool log_level_given = false;
   bool quiet = false;
   bool pinned_pool = false;      ///< --pinned-pool: partitions upload from a pinned pool
@@ -71,6 +72,17 @@ struct run_options {
   bool no_verify = false;        ///< --no-verify: write proofs without the pairing self-check
   std::string synthesis_model = "plain";  ///< --synthesis-model: plain | lc | lc-keep (zk/groth16/synthesis_model.hpp)
 };
+
+/// Adds --config FILE (run and serve): a JSON object whose keys are the
+/// command's long option names without "--" ({"listen": "0.0.0.0:7470",
+/// "allow-root": ["/data"], "no-verify": true}). cli::parse reads it:
+/// an option given on the command line wins over the file, the file over
+/// the defaults. An unknown key or a value of the wrong kind is a usage error
+/// naming the file and the key.
+void add_config_option(CLI::App& app);
+
+/// Adds --log-format text|json (run and serve); setup_logging applies it.
+void add_log_format_option(CLI::App& app, std::string& format);
 
 /// Adds --metrics ADDR:PORT and --metrics-public (shared by run and serve).
 void add_metrics_options(CLI::App& app, std::string& metrics, bool& metrics_public);
@@ -98,7 +110,12 @@ class cli {
   /// Runs the subcommand parse() chose.
   int run(std::ostream& out, std::ostream& err);
 
+  /// What --version prints (default: version_text()). --version is taken
+  /// anywhere before a "--", after a subcommand too.
+  void set_version(std::function<std::string()> text);
+
  private:
+  std::function<std::string()> version_;
   std::unique_ptr<CLI::App> root_;
   std::vector<std::pair<CLI::App*, runner>> commands_;
 };

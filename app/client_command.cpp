@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <ostream>
 
@@ -32,25 +33,55 @@ std::optional<job_status> find_job(const std::vector<job_status>& jobs, const st
   return std::nullopt;
 }
 
-json status_json(const job_status& s) {
-  return json{{"id", s.id},         {"seq", s.seq},       {"status", to_string(s.state)},
-              {"done", s.done},     {"failed", s.failed}, {"total", s.total}};
+/// The errors of failed jobs, by sequence number.
+using job_errors = std::map<uint64_t, file_error>;
+
+json status_json(const job_status& s, const job_errors& errors) {
+  json j{{"id", s.id},     {"seq", s.seq},       {"status", to_string(s.state)},
+         {"done", s.done}, {"failed", s.failed}, {"total", s.total}};
+  auto e = errors.find(s.seq);
+  j["error"] = e == errors.end() ? json(nullptr)
+                                 : json{{"file", e->second.file}, {"message", e->second.message}};
+  return j;
 }
 
-void print_status_table(std::ostream& out, const std::vector<job_status>& jobs) {
+void print_status_table(std::ostream& out, const std::vector<job_status>& jobs,
+                        const job_errors& errors) {
   std::size_t w = 3;
   for (const auto& j : jobs) w = std::max(w, j.id.size());
   char line[64];
   auto cells = [&](const std::string& id, const char* state, const std::string& done,
-                   const std::string& failed, const std::string& total) {
+                   const std::string& failed, const std::string& total, const std::string& error) {
     std::snprintf(line, sizeof(line), "  %-12s %6s %6s %6s", state, done.c_str(), failed.c_str(),
                   total.c_str());
-    out << id << std::string(w - id.size(), ' ') << line << "\n";
+    out << id << std::string(w - id.size(), ' ') << line;
+    if (!error.empty()) out << "  " << error;
+    out << "\n";
   };
-  cells("job", "status", "done", "failed", "total");
-  for (const auto& j : jobs)
+  cells("job", "status", "done", "failed", "total", errors.empty() ? "" : "error");
+  for (const auto& j : jobs) {
+    auto e = errors.find(j.seq);
     cells(j.id, to_string(j.state), std::to_string(j.done), std::to_string(j.failed),
-          std::to_string(j.total));
+          std::to_string(j.total), e == errors.end() ? "" : e->second.message);
+  }
+}
+
+/// The errors of the failed jobs among `jobs`, from their reports (one
+/// progress poll that does not wait). Empty if the poll fails: the table
+/// still shows the states.
+job_errors failed_job_errors(client_session& session, const std::vector<job_status>& jobs) {
+  std::vector<watch_cursor> cursors;
+  for (const auto& j : jobs)
+    if (j.state == job_state::failed) cursors.push_back({j.seq, j.total});
+  job_errors errors;
+  if (cursors.empty()) return errors;
+  std::string error;
+  auto progress =
+      session.call<std::vector<job_progress>>(error, watch_atom::value, cursors, uint32_t{0});
+  if (!progress) return errors;
+  for (const auto& p : *progress)
+    if (p.complete && p.report.has_error) errors[p.status.seq] = p.report.error;
+  return errors;
 }
 
 json metrics_json(const cluster_metrics& m) {
@@ -147,7 +178,8 @@ void add_client_commands(cli& c) {
   auto& s = add_one(c, "status", "Jobs of a running `proofline serve` and where they stand",
                     status_command, status);
   s.add_option("JOB", status->job, "Only this job (the newest with this id)");
-  s.add_flag("--json", status->client.json, "Print JSON: [{id, seq, status, done, failed, total}]");
+  s.add_flag("--json", status->client.json, "Print JSON: [{id, seq, status, done, failed, total, error}]; error is null or "
+             "{file, message}");
 
   auto cancel = std::make_shared<client_command_options>();
   add_one(c, "cancel",
@@ -185,12 +217,13 @@ int status_command(const client_command_options& o, std::ostream& out, std::ostr
     }
     jobs = std::vector<job_status>{*j};
   }
+  const auto errors = failed_job_errors(session, *jobs);
   if (o.client.json) {
     json arr = json::array();
-    for (const auto& j : *jobs) arr.push_back(status_json(j));
+    for (const auto& j : *jobs) arr.push_back(status_json(j, errors));
     out << arr.dump(2) << "\n";
   } else {
-    print_status_table(out, *jobs);
+    print_status_table(out, *jobs, errors);
   }
   if (!o.job.empty()) {
     auto state = jobs->front().state;

@@ -15,10 +15,12 @@
 #include "app/submit_command.hpp"
 #include "app/tls_command.hpp"
 #include "app/verify_command.hpp"
+#include "app/version.hpp"
 
 int main(int argc, char** argv) {
   using namespace proofline::app;
   cli commands;
+  commands.set_version(version_details);  // app/version.hpp
   run_options run_opts;
   add_run_command(commands, run_opts, [&run_opts](std::ostream& out, std::ostream& err) {
     setup_logging(run_opts);

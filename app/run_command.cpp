@@ -5,12 +5,16 @@
 #include <caf/scoped_actor.hpp>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <ostream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -20,6 +24,7 @@
 #include "actors/key_cache.hpp"
 #include "app/backend_choice.hpp"
 #include "app/key_prefetch.hpp"
+#include "app/interrupt.hpp"
 #include "observe/html_report.hpp"
 #include "jobs/job_file.hpp"
 #include "app/locate.hpp"
@@ -50,6 +55,7 @@ using observe::observation;
 using observe::observation_options;
 using observe::parse_metrics_endpoint;
 using observe::print_gpu_figures;
+using observe::print_interrupted;
 using observe::print_summary;
 using observe::report_json;
 using observe::run_record;
@@ -130,9 +136,37 @@ std::string jemalloc_line(unsigned created) {
 
 }  // namespace
 
+namespace {
+
+/// %* in a log pattern: the message as the inside of a JSON string.
+class json_message_flag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    std::string_view text(msg.payload.data(), msg.payload.size());
+    std::string quoted = nlohmann::json(std::string(text)).dump(
+        -1, ' ', false, nlohmann::json::error_handler_t::replace);
+    dest.append(quoted.data() + 1, quoted.data() + quoted.size() - 1);  // without the quotes
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<json_message_flag>();
+  }
+};
+
+}  // namespace
+
 void setup_logging(const run_options& opts) {
   auto logger = spdlog::stderr_color_mt("proofline");
-  logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  if (opts.log_format == "json") {
+    // One object a line, time in UTC with milliseconds:
+    // {"time":"2026-12-01T12:04:44.123Z","level":"info","msg":"..."}
+    auto f = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+    f->add_flag<json_message_flag>('*').set_pattern(
+        R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":"%*"})");
+    logger->set_formatter(std::move(f));
+  } else {
+    logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+  }
   spdlog::set_default_logger(logger);
   if (opts.log_level_given || !opts.quiet)
     spdlog::set_level(spdlog::level::from_str(opts.log_level));
@@ -249,6 +283,8 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   caf::actor_system sys{cfg};
   rc.clock = clock;
   run_record record;
+  record.job_file = job_file;
+  record.started_at = observe::iso8601_utc(std::chrono::system_clock::now());
   record.backends = backend_records(choice);
   record.synthesizers = synthesizers;
   record.finalizers = opts.finalizers;
@@ -266,6 +302,9 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   rc.on_purge = obs->purge_hook();
   if (opts.synthesis_model != "plain")
     spdlog::info("synthesis model: {} (allocates as a bellperson-style synthesizer)", opts.synthesis_model);
+  // SIGINT/SIGTERM from here on cancel the unfinished jobs (app/interrupt.hpp).
+  std::optional<interrupt_watch> interrupt;
+  interrupt.emplace();
   std::vector<job_report> reports;
   std::string memory_line;  // memory_summary_line of the run's end
   std::string jemalloc_end;  // jemalloc_line of the run's end
@@ -286,6 +325,15 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
                    [&](caf::error& e) { spdlog::error("job {}: {}", spec.id, sys.render(e)); });
       seqs.push_back(seq);
     }
+    // A signal becomes one cancel message per job; the registry writes each
+    // cancelled job's result.json (finished partitions keep their proofs) and
+    // answers the awaits below.
+    interrupt->start([registry = rt.registry(), seqs](int signo) {
+      spdlog::warn("{}: cancelling the unfinished jobs (a second signal ends at once)",
+                   signo == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+      for (const auto& seq : seqs)
+        if (seq) caf::anon_send(registry, cancel_atom::value, *seq);
+    });
     for (std::size_t i = 0; i < specs.size(); ++i) {
       if (!seqs[i]) {
         reports.push_back(failed_report(specs[i], unwritable[i].empty()
@@ -314,6 +362,8 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     obs->finish(record);  // before shutdown: the samples end with the last job
     rt.shutdown();
   }
+  const int signo = interrupt->signal();
+  interrupt.reset();  // a signal from here on ends the process the default way
   double wall_ms = rc.clock.now_ms();
   obs.reset();
 
@@ -328,8 +378,9 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     out << report_json(report) << "\n";
   } else if (!opts.quiet) {
     print_summary(out, reports, wall_ms);
+    if (signo) print_interrupted(out, reports, signo);
     print_gpu_figures(out, report);
-    print_startup(out, report.startup);
+    print_startup(out, report.startup, report.backend != "cpu");
     if (!memory_line.empty()) out << memory_line << "\n";
     if (!jemalloc_end.empty()) out << jemalloc_end << "\n";
   } else {
@@ -340,7 +391,9 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
       if (r.has_error) err << ": " << r.error.message;
       err << "\n";
     }
+    if (signo) print_interrupted(err, reports, signo);
   }
+  if (signo) return 128 + signo;  // 130 for SIGINT, 143 for SIGTERM, as a shell reports them
   return all_done && written ? exit_ok : exit_failed;
 }
 

@@ -178,6 +178,8 @@ void add_serve_command(cli& c) {
                "Log level on stderr: trace, debug, info, warn, error, off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
       ->capture_default_str();
+  add_log_format_option(s, opts->log_format);
+  add_config_option(s);
   add_metrics_options(s, opts->metrics, opts->metrics_public);
   s.parse_complete_callback([opts, &s] { opts->listen_given = s.count("--listen") > 0; });
 }
@@ -185,6 +187,7 @@ void add_serve_command(cli& c) {
 int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) {
   run_options log_opts;
   log_opts.log_level = o.log_level;
+  log_opts.log_format = o.log_format;
   log_opts.log_level_given = true;
   setup_logging(log_opts);
   auto usage = [&](const std::string& msg) {

@@ -40,6 +40,7 @@ struct serve_options {
   unsigned synthesis_ahead = 0;
   std::string memory_budget;  ///< empty: default_memory_budget()
   std::string log_level = "info";
+  std::string log_format = "text";  ///< --log-format text | json
   // Observability (docs/OBSERVABILITY.md).
   std::string metrics;          ///< --metrics ADDR:PORT; empty: no endpoint
   bool metrics_public = false;  ///< --metrics-public: a non-loopback address is intended

@@ -98,12 +98,27 @@ json page_data(const run_record& rec, const run_report& report) {
           {"queues", std::move(queues)}};
 }
 
+/// Every job of the run: id, status, partitions proved of all, out
+/// directory and error (plain HTML, readable without scripts).
+std::string jobs_html(const run_report& r) {
+  std::string h = "<h2>Jobs</h2>\n<table class=\"jobs\">\n<tr><th>job</th><th>status</th>"
+                  "<th>partitions</th><th>output</th><th>error</th></tr>\n";
+  for (const auto& j : r.job_table)
+    h += "<tr class=\"job-" + html_escape(j.status) + "\"><td>" + html_escape(j.id) + "</td><td>" +
+         html_escape(j.status) + "</td><td>" + std::to_string(j.done) + "/" +
+         std::to_string(j.total) + "</td><td>" + html_escape(j.out) + "</td><td>" +
+         (j.has_error ? html_escape(j.error.message) : std::string()) + "</td></tr>\n";
+  return h + "</table>\n";
+}
+
 /// The summary figures as an HTML table.
 std::string summary_html(const run_record& rec, const run_report& r) {
   std::string h = "<table class=\"summary\">\n";
   auto row = [&](const std::string& key, const std::string& value) {
     h += "<tr><th>" + html_escape(key) + "</th><td>" + html_escape(value) + "</td></tr>\n";
   };
+  if (!r.job_file.empty()) row("job file", r.job_file);
+  if (!r.started_at.empty()) row("started", r.started_at);
   row("proofs", std::to_string(r.proofs) + " of " + std::to_string(r.partitions) + " partitions (" +
                     std::to_string(r.failed) + " failed), " + std::to_string(r.jobs) + " job(s)");
   row("wall time", fixed(r.wall_ms / 1000.0, 3) + " s (" + fixed(r.proofs_per_s, 2) + " proofs/s)");
@@ -152,6 +167,9 @@ h2 { font-size: 15px; margin: 18px 0 6px; }
 table.summary { border-collapse: collapse; }
 table.summary th { text-align: left; padding: 2px 14px 2px 0; font-weight: 600; white-space: nowrap; }
 table.summary td { padding: 2px 0; }
+table.jobs { border-collapse: collapse; }
+table.jobs th, table.jobs td { text-align: left; padding: 2px 14px 2px 0; }
+table.jobs tr.job-failed td, table.jobs tr.job-cancelled td { color: #b71c1c; }
 #controls button { margin-right: 6px; }
 #plots { overflow-x: auto; border: 1px solid #ddd; padding: 4px 0; }
 .legend span { display: inline-block; margin-right: 12px; }
@@ -271,8 +289,8 @@ const char* const page_script = R"(
     const svg = el('svg', {class: 'queues', width: width, height: chartH + 16}, box);
     const y = v => 4 + (1 - v / top) * chartH;
     text(svg, {class: 'chart-label', x: 4, y: 14}, 'queued partitions');
-    text(svg, {class: 'chart-label ready-label', x: 4, y: 28}, 'ready for a GPU');
-    text(svg, {class: 'chart-label waiting-label', x: 4, y: 42}, 'waiting for memory');
+    text(svg, {class: 'chart-label ready-label', x: 4, y: 28}, 'ready to prove');
+    text(svg, {class: 'chart-label waiting-label', x: 4, y: 42}, 'waiting to start (memory or pacing)');
     text(svg, {class: 'chart-label', x: labelW - 30, y: y(top) + 8}, String(top));
     el('rect', {class: 'lane-bg', x: labelW, y: y(top), width: width - labelW, height: chartH}, svg);
     const line = (i, cls) => el('polyline', {class: cls, points:
@@ -360,12 +378,19 @@ std::string html_report(const run_record& rec, const run_report& report) {
   h += "</style>\n</head>\n";
   h += "<body>\n<h1>" + html_escape(title) + "</h1>\n";
   h += summary_html(rec, report);
+  h += jobs_html(report);
   h += "<h2>Timeline</h2>\n<p class=\"legend\">";
   for (const auto& c : categories) h += "<span><i class=\"cat-" + c + "\"></i>" + c + "</span>";
-  h += "</p>\n<p>Device spans are the backend's own (CUDA events on a GPU); the busy lane is "
-       "their union, so gaps between partitions show as breaks. Utilization charts: green is "
-       "the busy fraction from device spans, red NVML's samples. Hover a span for its "
-       "partition and duration.</p>\n";
+  if (report.backend == "cpu")
+    h += "</p>\n<p>backend: cpu (no GPU in this run). Device spans are the CPU backend's "
+         "proving time; the busy lane is their union, so gaps between partitions show as "
+         "breaks. Utilization charts: the busy fraction of the CPU backend from those spans. "
+         "Hover a span for its partition and duration.</p>\n";
+  else
+    h += "</p>\n<p>Device spans are the backend's own (CUDA events on a GPU); the busy lane is "
+         "their union, so gaps between partitions show as breaks. Utilization charts: green is "
+         "the busy fraction from device spans, red NVML's samples. Hover a span for its "
+         "partition and duration.</p>\n";
   h += "<div id=\"controls\"><button id=\"zoom-in\">zoom in</button><button "
        "id=\"zoom-out\">zoom out</button><button id=\"zoom-fit\">fit</button></div>\n";
   h += "<div id=\"plots\"></div>\n<noscript>The timeline needs JavaScript; the figures above "

@@ -362,11 +362,20 @@ std::string metrics_reply(std::string_view head, const metrics_server::provider&
 
   if (method != "GET" && method != "HEAD")
     return response("405 Method Not Allowed", "text/plain", "only GET\n");
+  auto head_only = [&](std::string r) {
+    if (method == "HEAD") r.resize(r.find("\r\n\r\n") + 4);
+    return r;
+  };
   if (target == "/")
-    return response("200 OK", "text/plain; charset=utf-8",
-                    "proofline metrics: GET /metrics (Prometheus text format)\n");
-  if (target != "/metrics")
-    return response("404 Not Found", "text/plain", "not found; try /metrics\n");
+    return head_only(response("200 OK", "text/plain; charset=utf-8",
+                              "proofline metrics: GET /metrics (Prometheus text format), "
+                              "/healthz (alive), /readyz (the runtime answers)\n"));
+  // Liveness: this thread answers, so the process is alive; it asks nothing
+  // of the runtime, so a busy runtime never looks dead.
+  if (target == "/healthz") return head_only(response("200 OK", "text/plain", "ok\n"));
+  if (target != "/metrics" && target != "/readyz")
+    return head_only(
+        response("404 Not Found", "text/plain", "not found; try /metrics, /healthz or /readyz\n"));
   std::optional<std::string> text;
   try {
     if (body) text = body();
@@ -374,12 +383,12 @@ std::string metrics_reply(std::string_view head, const metrics_server::provider&
     text.reset();
   }
   if (!text)
-    return response("503 Service Unavailable", "text/plain",
-                    "the runtime did not answer in time\n");
+    return head_only(response("503 Service Unavailable", "text/plain",
+                              "the runtime did not answer in time\n"));
+  // Readiness: the runtime's actors answered a snapshot in time.
+  if (target == "/readyz") return head_only(response("200 OK", "text/plain", "ready\n"));
   if (scraped) *scraped = true;
-  std::string r = response("200 OK", "text/plain; version=0.0.4; charset=utf-8", *text);
-  if (method == "HEAD") r.resize(r.find("\r\n\r\n") + 4);
-  return r;
+  return head_only(response("200 OK", "text/plain; version=0.0.4; charset=utf-8", *text));
 }
 
 }  // namespace proofline::observe

@@ -135,8 +135,10 @@ class metrics_server {
 
 /// The whole HTTP response to one request head (the bytes up to the blank
 /// line, as read from the client): GET or HEAD of /metrics calls `body`
-/// (nullopt or an exception: 503) and sets *scraped; `/` describes the
-/// endpoint; other paths get 404, other methods 405. Pure, so the server's
+/// (nullopt or an exception: 503) and sets *scraped; /healthz answers 200
+/// "ok" without asking the runtime (liveness); /readyz calls `body` and
+/// answers 200 "ready" when it gives figures, 503 otherwise (readiness);
+/// `/` describes the endpoint; other paths get 404, other methods 405. Pure, so the server's
 /// thread does only the socket I/O and the fuzz target (tests/fuzz) can feed
 /// it any bytes.
 std::string metrics_reply(std::string_view head, const metrics_server::provider& body,

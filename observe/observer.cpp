@@ -218,6 +218,8 @@ void draw_progress(observer_pointer self) {
   if (window > 0) p.busy_fraction = busy / window;  // over all devices' windows
   p.ready = st.queue.ready;
   p.waiting_memory = st.have_memory ? st.memory.queued : 0;
+  p.gpu = std::any_of(st.cfg.backends.begin(), st.cfg.backends.end(),
+                      [](const backend_record& b) { return b.kind != "cpu"; });
   st.cfg.progress->update(p);
 }
 

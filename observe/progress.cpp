@@ -38,9 +38,9 @@ std::optional<double> eta_ms(const progress_state& s) {
 std::string progress_line(const progress_state& s) {
   std::string line = std::to_string(s.done) + "/" + std::to_string(s.total) + " partitions";
   if (s.failed) line += " (" + std::to_string(s.failed) + " failed)";
-  line += "  GPU busy " + (s.busy_fraction ? fixed(*s.busy_fraction * 100.0, 1) + "%" : "-");
+  line += std::string(s.gpu ? "  GPU" : "  CPU") + " busy " + (s.busy_fraction ? fixed(*s.busy_fraction * 100.0, 1) + "%" : "-");
   line += "  queue: " + std::to_string(s.ready) + " ready, " + std::to_string(s.waiting_memory) +
-          " waiting for memory";
+          " waiting to start";
   auto eta = eta_ms(s);
   line += "  ETA " + (eta ? duration(*eta) : "-");
   return line;

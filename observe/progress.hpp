@@ -1,6 +1,10 @@
 // The live progress line `proofline run` shows on a terminal:
 //
-//   12/32 partitions  GPU busy 97.3%  queue: 2 ready, 1 waiting for memory  ETA 3.2 s
+//   12/32 partitions  GPU busy 97.3%  queue: 2 ready, 1 waiting to start  ETA 3.2 s
+//
+// "waiting to start" counts partitions the memory manager has not granted
+// yet, for lack of memory or because synthesis is paced ahead of the
+// prover; with the CPU backend the busy figure reads "CPU busy".
 //
 // rewritten in place on stderr a few times a second, erased when the run
 // ends. Only on a TTY, never with --quiet or --json: scripts read the summary,
@@ -32,7 +36,8 @@ struct progress_state {
   double elapsed_ms = 0;
   std::optional<double> busy_fraction;  ///< GPU busy so far (device spans); none before any
   uint64_t ready = 0;                   ///< partitions ready, waiting for a GPU worker
-  uint64_t waiting_memory = 0;          ///< partitions waiting for memory
+  uint64_t waiting_memory = 0;  ///< partitions not yet granted: memory, or synthesis pacing
+  bool gpu = true;              ///< false: the CPU backend proves, and the line says so
 };
 
 /// Remaining time if partitions keep finishing at the rate so far; nullopt

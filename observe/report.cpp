@@ -2,6 +2,8 @@
 
 #include <tuple>
 #include <algorithm>
+#include <cstdio>
+#include <ctime>
 #include <map>
 #include <nlohmann/json.hpp>
 
@@ -178,11 +180,35 @@ startup_report startup_of(const run_record& rec) {
   return s;
 }
 
+std::string iso8601_utc(std::chrono::system_clock::time_point t) {
+  using namespace std::chrono;
+  auto ms = duration_cast<milliseconds>(t.time_since_epoch()).count();
+  std::time_t secs = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<int>(ms % 1000));
+  return buf;
+}
+
 run_report build_report(const run_record& rec) {
   run_report r;
+  r.job_file = rec.job_file;
+  r.started_at = rec.started_at;
   r.wall_ms = rec.wall_ms;
   r.jobs = rec.jobs.size();
   for (const auto& j : rec.jobs) {
+    job_row row;
+    row.id = j.id;
+    row.status = to_string(j.state);
+    row.total = j.partitions.size();
+    for (const auto& p : j.partitions) row.done += p.state == partition_state::done;
+    row.out = j.out;
+    row.has_error = j.has_error;
+    row.error = j.error;
+    r.job_table.push_back(std::move(row));
     r.jobs_done += j.state == job_state::done;
     r.jobs_failed += j.state == job_state::failed;
     r.jobs_cancelled += j.state == job_state::cancelled;
@@ -256,6 +282,8 @@ run_report build_report(const run_record& rec) {
 
 std::string report_json(const run_report& r, int indent) {
   json j;
+  j["job_file"] = r.job_file;
+  j["started_at"] = r.started_at;
   j["proofs"] = r.proofs;
   j["failed"] = r.failed;
   j["partitions"] = r.partitions;
@@ -263,6 +291,16 @@ std::string report_json(const run_report& r, int indent) {
                {"done", r.jobs_done},
                {"failed", r.jobs_failed},
                {"cancelled", r.jobs_cancelled}};
+  json table = json::array();
+  for (const auto& row : r.job_table)
+    table.push_back({{"id", row.id},
+                     {"status", row.status},
+                     {"partitions", {{"done", row.done}, {"total", row.total}}},
+                     {"out", row.out},
+                     {"error", row.has_error ? json{{"file", row.error.file},
+                                                    {"message", row.error.message}}
+                                             : json(nullptr)}});
+  j["job_table"] = std::move(table);
   j["wall_s"] = r.wall_ms / 1000.0;
   j["proofs_per_s"] = r.proofs_per_s;
   j["backend"] = r.backend;

@@ -15,6 +15,7 @@
 // CPU backend the "GPU" entries describe the backend's own spans (device 0).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -54,6 +55,8 @@ struct backend_record {
 
 /// Everything a run leaves behind for its reports.
 struct run_record {
+  std::string job_file;    ///< the job file the run proved
+  std::string started_at;  ///< when the run started, ISO 8601 in UTC (iso8601_utc)
   double wall_ms = 0;  ///< run start to the last job's completion
   std::vector<job_report> jobs;
   std::vector<backend_record> backends;
@@ -138,8 +141,25 @@ struct stage_times {
   double p50_ms = 0, p99_ms = 0, max_ms = 0, total_ms = 0;
 };
 
+/// One job of the run, as the report's job table lists it.
+struct job_row {
+  std::string id;
+  std::string status;  ///< done, failed or cancelled
+  uint64_t done = 0;   ///< partitions proved
+  uint64_t total = 0;  ///< partitions in the job
+  std::string out;     ///< its out directory
+  bool has_error = false;
+  file_error error;  ///< the job's error when has_error
+};
+
+/// `t` as "2026-12-01T12:04:44.123Z" (UTC, milliseconds).
+std::string iso8601_utc(std::chrono::system_clock::time_point t);
+
 /// The figures of a run.
 struct run_report {
+  std::string job_file;      ///< from the record
+  std::string started_at;    ///< from the record
+  std::vector<job_row> job_table;  ///< every job, in the job file's order
   uint64_t jobs = 0, jobs_done = 0, jobs_failed = 0, jobs_cancelled = 0;
   uint64_t partitions = 0;  ///< in all jobs
   uint64_t proofs = 0;      ///< partitions done
@@ -170,7 +190,9 @@ startup_report startup_of(const run_record& rec);
 run_report build_report(const run_record& rec);
 
 /// The report as JSON text (pretty-printed with `indent` spaces; -1 compact).
-/// Keys: proofs, failed, partitions, jobs{...}, wall_s, proofs_per_s, backend,
+/// Keys: job_file, started_at, proofs, failed, partitions, jobs{total,
+/// done, failed, cancelled}, job_table[{id, status, partitions{done, total},
+/// out, error: null | {file, message}}], wall_s, proofs_per_s, backend,
 /// gpus[{device, cuda_device, name, kind, partitions, gpu_busy_fraction,
 /// busy_ms, window_ms, nvml_busy_fraction, nvml_samples, handoff_gap_ms{p50,
 /// p99, max, count}, gpu_busy_fraction_with_keys, busy_ms_with_keys, keys_prepared,

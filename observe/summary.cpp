@@ -2,6 +2,7 @@
 #include "base/text.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <ostream>
 #include <string>
@@ -10,19 +11,15 @@ namespace proofline::observe {
 
 using base::fixed;
 
-namespace {
-
-}  // namespace
-
 void print_summary(std::ostream& out, const std::vector<job_report>& reports, double wall_ms) {
   const std::vector<std::string> head{"job", "status", "partitions", "time", "output", "error"};
   std::vector<std::vector<std::string>> rows;
-  std::size_t proofs = 0, done = 0, failed = 0;
+  std::size_t proofs = 0, done = 0, failed = 0, cancelled = 0;
   for (const auto& r : reports) {
     std::size_t ok = 0;
     for (const auto& p : r.partitions) ok += p.state == partition_state::done;
     proofs += ok;
-    (r.state == job_state::done ? done : failed) += 1;
+    (r.state == job_state::done ? done : r.state == job_state::cancelled ? cancelled : failed) += 1;
     double secs = r.total.recorded() && r.total.end >= r.total.start
                       ? (r.total.end - r.total.start) / 1000.0
                       : 0.0;
@@ -51,9 +48,34 @@ void print_summary(std::ostream& out, const std::vector<job_report>& reports, do
   double secs = wall_ms / 1000.0;
   out << '\n'
       << reports.size() << (reports.size() == 1 ? " job" : " jobs") << ": " << done << " done, "
-      << failed << " failed; " << proofs << (proofs == 1 ? " proof" : " proofs") << " in "
+      << failed << " failed";
+  if (cancelled) out << ", " << cancelled << " cancelled";
+  out << "; " << proofs << (proofs == 1 ? " proof" : " proofs") << " in "
       << fixed(secs, 3) << " s wall time ("
       << fixed(secs > 0 ? static_cast<double>(proofs) / secs : 0.0, 2) << " proofs/s)\n";
+}
+
+void print_interrupted(std::ostream& out, const std::vector<job_report>& reports, int signo) {
+  std::string ids;
+  std::size_t jobs = 0, left = 0, kept = 0;
+  for (const auto& r : reports) {
+    if (r.state != job_state::cancelled) continue;
+    ids += (jobs++ ? ", " : "") + r.id;
+    for (const auto& p : r.partitions) {
+      left += p.state == partition_state::cancelled;
+      kept += p.state == partition_state::done;
+    }
+  }
+  out << (signo == SIGINT ? "interrupted (SIGINT)" : signo == SIGTERM ? "terminated (SIGTERM)"
+                                                                      : "stopped by a signal");
+  if (jobs == 0) {
+    out << ": no job was left to cancel\n";
+    return;
+  }
+  out << ": cancelled " << jobs << (jobs == 1 ? " job (" : " jobs (") << ids << "); " << left
+      << (left == 1 ? " partition" : " partitions") << " not proved, " << kept
+      << (kept == 1 ? " finished proof" : " finished proofs")
+      << " kept; each result.json lists which\n";
 }
 
 void print_gpu_figures(std::ostream& out, const run_report& r) {
@@ -82,9 +104,9 @@ void print_gpu_figures(std::ostream& out, const run_report& r) {
   if (r.backend == "cuda" && !r.nvml_available) out << "NVML: no samples (" << r.nvml_why << ")\n";
 }
 
-void print_startup(std::ostream& out, const startup_report& s) {
+void print_startup(std::ostream& out, const startup_report& s, bool gpu) {
   auto ms = [](const std::optional<double>& v) { return v ? fixed(*v, 1) + " ms" : "none"; };
-  out << "start-up: first GPU work " << ms(s.first_gpu_work_ms) << ", first proof "
+  out << "start-up: first " << (gpu ? "GPU" : "proving") << " work " << ms(s.first_gpu_work_ms) << ", first proof "
       << ms(s.first_proof_ms);
   for (const auto& k : s.keys) {
     out << "; key " << k.path << " read " << fixed(k.read_ms, 1) << " ms, prepared "

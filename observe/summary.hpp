@@ -15,13 +15,19 @@ namespace proofline::observe {
 /// Writes the table and totals; `wall_ms` is the run's wall time.
 void print_summary(std::ostream& out, const std::vector<job_report>& reports, double wall_ms);
 
+/// One line after the summary of a run ended early by signal `signo`
+/// (SIGINT, SIGTERM): the jobs it cancelled, their partitions not proved and
+/// the proofs they kept.
+void print_interrupted(std::ostream& out, const std::vector<job_report>& reports, int signo);
+
 /// One line per GPU (or the CPU backend, whose spans stand for it): busy
 /// fraction over its span window, NVML's figure beside it when sampled, and
 /// the hand-off gaps p50/p99/max; then why NVML has no samples on a CUDA run.
 void print_gpu_figures(std::ostream& out, const run_report& r);
 
-/// One line: first GPU work, first proof, each key's read and preparation,
-/// the pinned pool's pinning.
-void print_startup(std::ostream& out, const startup_report& s);
+/// One line: first GPU work (first proving work when `gpu` is false: the CPU
+/// backend), first proof, each key's read and preparation, the pinned pool's
+/// pinning.
+void print_startup(std::ostream& out, const startup_report& s, bool gpu = true);
 
 }  // namespace proofline::observe

@@ -211,7 +211,7 @@ std::string trace_json(const run_record& rec) {
            {"name", "queued partitions"},
            {"pid", pid},
            {"ts", us(q.t_ms)},
-           {"args", {{"ready for a GPU", q.ready}, {"waiting for memory", q.waiting_memory}}}});
+           {"args", {{"ready to prove", q.ready}, {"waiting to start", q.waiting_memory}}}});
       events.push_back({{"ph", "C"},
                         {"name", "memory (MiB)"},
                         {"pid", pid},

@@ -1,7 +1,11 @@
 // The command line: options, help, version and exit codes.
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <sstream>
+
+#include <unistd.h>
 #include <vector>
 
 #include "app/cli.hpp"
@@ -119,6 +123,11 @@ TEST_CASE("help and version exit 0 and print on stdout") {
   CHECK(*v.code == exit_ok);
   CHECK(v.out == version_text() + "\n");
   CHECK(version_text().rfind("proofline ", 0) == 0);
+
+  auto after = parse({"run", "--backend", "cpu", "--version"});  // after a subcommand too
+  REQUIRE(after.code);
+  CHECK(*after.code == exit_ok);
+  CHECK(after.out == version_text() + "\n");
 }
 
 TEST_CASE("the default memory budget is 70% of physical memory minus 1 GiB") {
@@ -127,4 +136,49 @@ TEST_CASE("the default memory budget is 70% of physical memory minus 1 GiB") {
   uint64_t expected = total / 10 * 7 - (1ull << 30);
   if (total / 10 * 7 <= (1ull << 30) + (256ull << 20)) expected = 256ull << 20;
   CHECK(default_memory_budget() == expected);
+}
+
+TEST_CASE("--config FILE: the file's keys are options, the command line wins, bad keys are refused") {
+  auto path = (std::filesystem::temp_directory_path() /
+               ("proofline-config-" + std::to_string(::getpid()) + ".json"))
+                  .string();
+  {
+    std::ofstream f(path);
+    f << R"({"backend": "cpu", "quiet": true, "memory-budget": "1G", "finalizers": 3,
+             "log-format": "json", "no-verify": false})";
+  }
+  auto o = parse({"run", "jobs.json", "--config", path.c_str(), "--backend", "cuda"});
+  CHECK_FALSE(o.code);
+  CHECK(o.opts.backend == "cuda");  // the command line wins
+  CHECK(o.opts.quiet);               // the file over the default
+  CHECK(o.opts.memory_budget == (1ull << 30));
+  CHECK(o.opts.finalizers == 3);
+  CHECK(o.opts.log_format == "json");
+  CHECK_FALSE(o.opts.no_verify);
+  CHECK(o.opts.job_file == std::optional<std::string>("jobs.json"));
+
+  auto d = parse({"run", "--config", path.c_str()});
+  CHECK_FALSE(d.code);
+  CHECK(d.opts.backend == "cpu");
+  CHECK(d.opts.finalizers == 3);
+
+  {
+    std::ofstream f(path);
+    f << R"({"lisen": "127.0.0.1:1"})";
+  }
+  auto bad = parse({"run", "--config", path.c_str()});
+  REQUIRE(bad.code);
+  CHECK(*bad.code == exit_usage);
+  CHECK(bad.err.find(path + ": key \"lisen\": `run` has no option --lisen") != std::string::npos);
+  {
+    std::ofstream f(path);
+    f << R"({"quiet": "yes"})";
+  }
+  auto kind = parse({"run", "--config", path.c_str()});
+  REQUIRE(kind.code);
+  CHECK(kind.err.find("key \"quiet\": expected true or false") != std::string::npos);
+  std::filesystem::remove(path);
+  auto missing = parse({"run", "--config", path.c_str()});
+  REQUIRE(missing.code);
+  CHECK(missing.err.find(path + ": cannot be read") != std::string::npos);
 }

@@ -11,7 +11,7 @@ prove observe 0 run --backend cpu --trace trace.json --report report.json --html
   --log-level debug
 log_names observe SYNTH_TIMING GPU_TIMING FIN_TIMING "read_witness_us=" "abc_us=" \
   "upload_us=" "ntt_a_us=" "msm_h_us=" "assembly_us=" "write_us=" "release_us=" \
-  "purge_request_us=" "busy" "hand-off gap p50" "peak RSS" "start-up: first GPU work"
+  "purge_request_us=" "busy" "hand-off gap p50" "peak RSS" "start-up: first proving work"
 [ -s report.json ] || fail "no report.json"
 [ -s trace.json ] || fail "no trace.json"
 [ -s report.html ] || fail "no report.html"
@@ -19,7 +19,7 @@ log_names observe SYNTH_TIMING GPU_TIMING FIN_TIMING "read_witness_us=" "abc_us=
 # The report: keys of docs/OBSERVABILITY.md, values consistent with the run
 # (5 proofs of the bundled example, on the CPU backend, no NVML).
 python3 - report.json <<'EOF' || fail "report.json does not hold the documented figures"
-import json, sys
+import json, re, sys
 r = json.load(open(sys.argv[1]))
 def need(cond, what):
     if not cond:
@@ -56,7 +56,17 @@ for f in ("bytes", "read_ms", "to_device_ms", "tables_ms", "tables_bytes", "devi
 need(k["bytes"] > 0 and k["read_ms"] > 0, "startup key: %r" % k)
 need("bytes" in s["pool"] and "pin_ms" in s["pool"], "startup pool: %r" % s["pool"])
 need(0 < g["gpu_busy_fraction_with_keys"] <= 1, "gpu_busy_fraction_with_keys")
+need(r["job_file"].endswith("examples/jobs.json"), "job_file %r" % r["job_file"])
+need(re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", r["started_at"]), "started_at %r" % r["started_at"])
+table = {row["id"]: row for row in r["job_table"]}
+need(set(table) == {"single", "batch"}, "job_table ids %r" % sorted(table))
+need(table["batch"]["status"] == "done" and table["batch"]["partitions"] == {"done": 4, "total": 4}
+     and table["batch"]["error"] is None, "job_table batch %r" % table["batch"])
 EOF
+grep -q '<table class="jobs">' report.html || fail "report.html has no job table"
+grep -q '<td>batch</td><td>done</td><td>4/4</td>' report.html || fail "report.html's job table lacks batch"
+grep -q '<tr><th>job file</th><td>[^<]*examples/jobs.json</td></tr>' report.html ||
+  fail "report.html does not name the job file"
 
 # The trace: trace-event JSON with a lane per synthesizer, backend lane,
 # finalizer and the purges, and every device span of every partition.

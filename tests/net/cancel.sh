@@ -32,6 +32,7 @@ rc=$?
 set -e
 [ "$rc" -eq 1 ] || { cat await_big.log >&2; fail "await of the cancelled job exited $rc, expected 1"; }
 log_has await_big "job big: cancelled"
+log_has await_big "1 job: 0 done, 0 failed, 1 cancelled"
 
 # It stopped: result.json says so, and no proof appears after a pause.
 check_stopped() {

@@ -82,6 +82,18 @@ check same-json out/far/public.json "$small/public_0.json"
 verify "$small/verification_key.json" out/far
 rm -rf "$outside"
 
+# 5b. status shows a failed job's error (and exits 1 for it).
+cat >mismatch.json <<JSON
+{"jobs": [{"id": "mismatch", "zkey": "$medium/circuit.zkey", "witness": "$small/witness_0.wtns", "out": "$work/out/mismatch"}]}
+JSON
+expect_rc 1 mismatch "$proofline" submit --connect "127.0.0.1:$port" mismatch.json
+expect_rc 1 status_failed "$proofline" status mismatch --connect "127.0.0.1:$port"
+log_has status_failed "failed"
+log_has status_failed "$small/witness_0.wtns"
+expect_rc 1 status_failed_json "$proofline" status mismatch --connect "127.0.0.1:$port" --json
+[ "$(json status_failed_json.log 'j[0]["error"]["file"]')" = "$small/witness_0.wtns" ] ||
+  fail "status --json of a failed job: $(cat status_failed_json.log)"
+
 # 6. The server writes result.json for every job, and metrics count them.
 expect_rc 0 metrics "$proofline" metrics --connect "127.0.0.1:$port" --json
 [ "$(json metrics.log 'j["jobs"]["done"]')" = 5 ] || fail "metrics: $(cat metrics.log)"

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 
 using namespace proofline;
@@ -84,4 +86,49 @@ TEST_CASE("the page is self-contained and a hostile job id cannot end its data s
   REQUIRE(data["util"].size() == 1);
   CHECK(data["util"][0]["group"] == "CPU backend");
   CHECK(data["util"][0]["busy_fraction"].get<double>() == doctest::Approx(1.0));
+}
+
+TEST_CASE("the page and the report list every job with status, partitions and error, the job file and the date") {
+  run_record rec;
+  rec.job_file = "/data/jobs.json";
+  rec.started_at = iso8601_utc(std::chrono::system_clock::time_point{} +
+                               std::chrono::milliseconds(1764590684123));
+  rec.wall_ms = 10;
+  rec.backends.push_back({"cpu", "CPU backend, 2 threads", -1, 1});
+  job_report ok;
+  ok.id = "fine";
+  ok.out = "out/fine";
+  ok.state = job_state::done;
+  ok.partitions.resize(2);
+  for (auto& p : ok.partitions) p.state = partition_state::done;
+  job_report bad;
+  bad.id = "broken";
+  bad.out = "out/broken";
+  bad.state = job_state::failed;
+  bad.has_error = true;
+  bad.error = {"w.wtns", "w.wtns: 1520 witness values, c.zkey expects 1521"};
+  bad.partitions.resize(1);
+  bad.partitions[0].state = partition_state::failed;
+  rec.jobs = {ok, bad};
+  auto report = build_report(rec);
+  CHECK(report.started_at == "2025-12-01T12:04:44.123Z");
+
+  auto page = html_report(rec, report);
+  CHECK(page.find("<tr><th>job file</th><td>/data/jobs.json</td></tr>") != std::string::npos);
+  CHECK(page.find("<tr><th>started</th><td>2025-12-01T12:04:44.123Z</td></tr>") != std::string::npos);
+  CHECK(page.find("<tr class=\"job-done\"><td>fine</td><td>done</td><td>2/2</td><td>out/fine</td><td></td></tr>") !=
+        std::string::npos);
+  CHECK(page.find("<tr class=\"job-failed\"><td>broken</td><td>failed</td><td>0/1</td><td>out/broken</td>"
+                  "<td>w.wtns: 1520 witness values, c.zkey expects 1521</td></tr>") != std::string::npos);
+
+  auto j = nlohmann::json::parse(report_json(report));
+  CHECK(j["job_file"] == "/data/jobs.json");
+  CHECK(j["started_at"] == "2025-12-01T12:04:44.123Z");
+  REQUIRE(j["job_table"].size() == 2);
+  CHECK(j["job_table"][0]["id"] == "fine");
+  CHECK(j["job_table"][0]["error"].is_null());
+  CHECK(j["job_table"][1]["status"] == "failed");
+  CHECK(j["job_table"][1]["partitions"]["done"] == 0);
+  CHECK(j["job_table"][1]["partitions"]["total"] == 1);
+  CHECK(j["job_table"][1]["error"]["file"] == "w.wtns");
 }

@@ -142,6 +142,29 @@ TEST_CASE("the server answers /metrics with the provider's text and other paths 
   CHECK(server.scrapes() == 1);
 }
 
+TEST_CASE("/healthz answers while the runtime does not; /readyz only when it gives figures") {
+  std::atomic<int> calls{0};
+  std::atomic<bool> available{false};
+  metrics_server server({"127.0.0.1", 0}, [&]() -> std::optional<std::string> {
+    ++calls;
+    if (!available) return std::nullopt;
+    return std::string("proofline_up 1\n");
+  });
+  std::string health = get(server.port(), "/healthz");
+  CHECK(health.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(health.substr(health.size() - 3) == "ok\n");
+  CHECK(calls == 0);  // liveness never asks the runtime
+  CHECK(get(server.port(), "/readyz").rfind("HTTP/1.1 503", 0) == 0);
+  available = true;
+  std::string ready = get(server.port(), "/readyz");
+  CHECK(ready.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(ready.substr(ready.size() - 6) == "ready\n");
+  CHECK(calls == 2);
+  CHECK(server.scrapes() == 0);  // probes are not scrapes
+  std::string head = http(server.port(), "HEAD /healthz HTTP/1.1\r\n\r\n");
+  CHECK(head.find("\r\n\r\n") == head.size() - 4);
+}
+
 TEST_CASE("a port in use is an error naming the address") {
   metrics_server first({"127.0.0.1", 0}, [] { return std::optional<std::string>("x\n"); });
   std::string what;

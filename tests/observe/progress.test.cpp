@@ -17,7 +17,7 @@ TEST_CASE("the progress line shows partitions, GPU busy, queues and the ETA") {
   s.waiting_memory = 1;
   // 8 partitions in 2 s: 24 more take 6 s.
   CHECK(progress_line(s) ==
-        "8/32 partitions  GPU busy 97.3%  queue: 2 ready, 1 waiting for memory  ETA 6.0 s");
+        "8/32 partitions  GPU busy 97.3%  queue: 2 ready, 1 waiting to start  ETA 6.0 s");
 }
 
 TEST_CASE("before anything finishes the line has no busy figure and no ETA") {
@@ -25,7 +25,7 @@ TEST_CASE("before anything finishes the line has no busy figure and no ETA") {
   s.total = 4;
   s.elapsed_ms = 300;
   CHECK(progress_line(s) ==
-        "0/4 partitions  GPU busy -  queue: 0 ready, 0 waiting for memory  ETA -");
+        "0/4 partitions  GPU busy -  queue: 0 ready, 0 waiting to start  ETA -");
   CHECK_FALSE(eta_ms(s).has_value());
 }
 
@@ -56,4 +56,15 @@ TEST_CASE("the display draws nothing when its stream is not a terminal") {
   }
   CHECK(std::ftell(f) == 0);
   std::fclose(f);
+}
+
+TEST_CASE("with the CPU backend the line says CPU busy and never GPU") {
+  progress_state s;
+  s.done = 1;
+  s.total = 2;
+  s.elapsed_ms = 1000;
+  s.busy_fraction = 0.5;
+  s.gpu = false;
+  CHECK(progress_line(s) ==
+        "1/2 partitions  CPU busy 50.0%  queue: 0 ready, 0 waiting to start  ETA 1.0 s");
 }

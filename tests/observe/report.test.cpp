@@ -289,6 +289,9 @@ TEST_CASE("start-up: first GPU work and first proof, each key's costs, and busy 
   CHECK(line.str() ==
         "start-up: first GPU work 4.0 ms, first proof 23.0 ms; key circuit.zkey read 3.0 ms, "
         "prepared 5.0 ms (to device 2.0 ms, tables 3.0 ms); pool 64 MiB pinned in 7.5 ms\n");
+  std::ostringstream cpu_line;
+  print_startup(cpu_line, r.startup, /*gpu=*/false);
+  CHECK(cpu_line.str().rfind("start-up: first proving work 4.0 ms", 0) == 0);
 }
 
 TEST_CASE("each GPU reports the keys it prepared and what preparing them took") {

@@ -1,6 +1,7 @@
 // The end-of-run summary table and totals.
 #include <doctest/doctest.h>
 
+#include <csignal>
 #include <sstream>
 
 #include "observe/summary.hpp"
@@ -35,4 +36,36 @@ TEST_CASE("the summary lists each job with partitions, time, output and error, t
       "broken  failed  1/2         0.250 s  out/broken  w.wtns: 1520 witness values, c.zkey expects 1521\n"
       "\n"
       "2 jobs: 1 done, 1 failed; 2 proofs in 2.000 s wall time (1.00 proofs/s)\n");
+}
+
+TEST_CASE("a cancelled job counts as cancelled, not failed, and the interrupted line names it") {
+  job_report a;
+  a.id = "whole";
+  a.out = "out/whole";
+  a.state = job_state::done;
+  a.partitions.resize(1);
+  a.partitions[0].state = partition_state::done;
+  a.total = {0.0, 1000.0};
+  job_report c;
+  c.id = "big";
+  c.out = "out/big";
+  c.state = job_state::cancelled;
+  c.partitions.resize(3);
+  c.partitions[0].state = partition_state::done;
+  c.partitions[1].state = partition_state::cancelled;
+  c.partitions[2].state = partition_state::cancelled;
+  c.total = {0.0, 500.0};
+
+  std::ostringstream out;
+  observe::print_summary(out, {a, c}, 1000.0);
+  CHECK(out.str().find("2 jobs: 1 done, 0 failed, 1 cancelled; 2 proofs") != std::string::npos);
+
+  std::ostringstream line;
+  observe::print_interrupted(line, {a, c}, SIGINT);
+  CHECK(line.str() ==
+        "interrupted (SIGINT): cancelled 1 job (big); 2 partitions not proved, 1 finished "
+        "proof kept; each result.json lists which\n");
+  std::ostringstream none;
+  observe::print_interrupted(none, {a}, SIGTERM);
+  CHECK(none.str() == "terminated (SIGTERM): no job was left to cancel\n");
 }
