@@ -51,11 +51,17 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   for (const auto& b : backends) workers += std::max(1u, b->lanes());
   const auto devices = static_cast<int32_t>(backends.size());
   const bool fallback = cfg_.fallback != nullptr;
-  // Synthesis ahead of the GPU: by default every synthesizer may work while
-  // each GPU worker proves (the budget permitting), so a backlog reaches the
-  // GPU as fast as synthesis allows; see runtime_config::pacing.
-  uint32_t pacing = cfg_.pacing ? cfg_.pacing : cfg_.synthesizers + workers;
-  uint32_t max_pacing = std::max<uint32_t>(pacing, cfg_.max_pacing);
+  // Synthesis ahead of the GPU: by default two partitions per GPU worker, so
+  // the first ones share every idle synthesizer's threads and reach the GPU
+  // soon, widening (one each time a GPU worker runs dry) up to every
+  // synthesizer; see runtime_config::pacing.
+  uint32_t pacing = cfg_.pacing;
+  uint32_t max_pacing = cfg_.max_pacing;
+  if (pacing == 0) {
+    pacing = std::max(1u, std::min(2 * workers, cfg_.synthesizers + workers));
+    if (max_pacing == 0) max_pacing = cfg_.synthesizers + workers;
+  }
+  max_pacing = std::max(pacing, max_pacing);
 
   // Memory system: the pool and the backends' fixed buffers are counted once;
   // actors that allocate own an arena each (detached: bound to their thread),

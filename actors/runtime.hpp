@@ -27,14 +27,15 @@ struct runtime_config {
   unsigned synthesizers = 2;  ///< 0: nothing is proved locally (a coordinator that only dispatches)
   unsigned finalizers = 2;
   unsigned lookahead = 1;  ///< per GPU worker: partitions held beyond the one proving
-  /// Granted partitions not yet being proved, at most. 0 = synthesizers + GPU
-  /// workers: every synthesizer works ahead while the budget allows (under a
-  /// backlog on a 2^20 domain synthesis takes ~10 times a proof's GPU time, so
-  /// anything less idles the GPU). The memory manager can also start lower
-  /// and widen when a GPU worker runs dry (memory_manager_config::max_pacing).
+  /// Granted partitions not yet being proved, at most. 0 = two per GPU worker,
+  /// widening to synthesizers + GPU workers (max_pacing 0): few partitions in
+  /// synthesis share the idle synthesizers' threads (grant::threads), so the
+  /// first ones reach the GPU early instead of all finishing together, and
+  /// synthesis slower than proving earns every synthesizer.
   unsigned pacing = 0;
   /// The most pacing may widen to (each time a GPU worker runs dry while
-  /// pacing held synthesis back); 0 = no widening beyond `pacing`.
+  /// pacing held synthesis back); 0 = synthesizers + GPU workers when
+  /// `pacing` is 0, else no widening beyond `pacing`.
   unsigned max_pacing = 0;
   memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< for partition estimates
   /// Run key loaders, synthesizers, GPU workers and finalizers on their own

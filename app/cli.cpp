@@ -357,9 +357,10 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
       ->capture_default_str();
   run->add_option("--synthesis-ahead", opts.synthesis_ahead,
                   "Partitions granted memory but not yet being proved, at most (in synthesis, "
-                  "ready, or in a GPU worker's look-ahead). Default: synthesizers + GPU "
-                  "workers, so every synthesizer works ahead of the GPU while the memory "
-                  "budget allows. A smaller number holds memory and lets a later "
+                  "ready, or in a GPU worker's look-ahead). Default: two per GPU "
+                  "worker, widening by one each time a GPU worker runs dry, up to "
+                  "synthesizers + GPU workers; the few partitions in synthesis share the idle "
+                  "synthesizers' threads, so the first proofs start sooner. A smaller number holds memory and lets a later "
                   "high-priority job overtake sooner, at the cost of GPU idle time when "
                   "synthesis is slower than proving.")
       ->check(CLI::Range(1u, 1024u));

@@ -168,7 +168,7 @@ void add_serve_command(cli& c) {
   s.add_option("--cpu-threads", opts->cpu_threads, "Threads of the CPU backend; 0 = all")
       ->check(CLI::Range(0u, 4096u))
       ->capture_default_str();
-  s.add_option("--synthesis-ahead", opts->synthesis_ahead, "As for run (default: synthesizers + GPU workers)")
+  s.add_option("--synthesis-ahead", opts->synthesis_ahead, "As for run (default: two per GPU worker, widening up to synthesizers + GPU workers)")
       ->check(CLI::Range(1u, 1024u));
   s.add_option("--memory-budget", opts->memory_budget,
                "Memory budget, as for run (512M, 8G, ...). A coordinator queues partitions "
