@@ -7,9 +7,9 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 serve srv --listen 127.0.0.1:0 --allow-root "$work" --allow-root "$fixtures" --backend cpu \
-  --memory-budget 1G --max-inline 4K --spool "$work/spool"
+  --memory-budget 1G --max-inline 64K --spool "$work/spool"
 ep=127.0.0.1:$serve_port
-# Each small witness is a few hundred bytes; 40 of them are more than 4 KiB.
+# Each small witness is about 14 KiB: 40 of them are more than 64 KiB, 2 less.
 job_file big.json big small 40 out/big
 python3 - big.json <<'PY'
 import json, os, shutil, sys
@@ -23,7 +23,7 @@ doc["jobs"][0]["witnesses"] = ws
 json.dump(doc, open(sys.argv[1], "w"))
 PY
 total=$(cat w*.wtns | wc -c)
-[ "$total" -gt 4096 ] || fail "the witnesses total $total bytes, not above the 4 KiB cap"
+[ "$total" -gt 65536 ] || fail "the witnesses total $total bytes, not above the 64 KiB cap"
 expect_rc 2 over "$proofline" submit --connect "$ep" --inline big.json
 log_has over "serve --max-inline"
 [ -z "$(ls -A spool 2>/dev/null)" ] || fail "a refused submission left files in the spool: $(ls spool)"
