@@ -13,9 +13,9 @@ common=(--allow-root "$work" --allow-root "$fixtures" --backend cpu --memory-bud
 
 serve first --listen 127.0.0.1:0 "${common[@]}"
 ep=127.0.0.1:$serve_port
-job_file jobs.json big medium 8 out/big
-job_file jobs.json small small 3 out/small
-job_file jobs.json late medium 4 out/late
+job_file jobs.json big medium 5 out/big
+job_file jobs.json small small 2 out/small
+job_file jobs.json late small 3 out/late
 job_file inline.json carried small 2 out/carried
 expect_rc 0 submit "$proofline" submit --connect "$ep" --no-wait jobs.json
 expect_rc 0 submit_inline "$proofline" submit --connect "$ep" --no-wait --inline inline.json
@@ -47,16 +47,18 @@ grep -q "^jobs .*late" journal-before.txt || fail "the journal does not hold the
 # Restart with the same state: every job completes.
 serve second --listen 127.0.0.1:0 "${common[@]}"
 ep=127.0.0.1:$serve_port
-for id in big small late carried; do
+# The jobs the journal held are the restarted server's (the others finished
+# before the kill and are checked on disk below).
+for id in $(sed -n 's/^jobs //p' journal-before.txt); do
   expect_rc 0 "await_$id" "$proofline" await --connect "$ep" "$id"
 done
 grep -q "re-queued [0-9]* job(s)" second.err || fail "the restarted server does not say it re-queued jobs"
-check_done out/big big 8
-check_done out/small small 3
-check_done out/late late 4
+check_done out/big big 5
+check_done out/small small 2
+check_done out/late late 3
 check_done out/carried carried 2
-verify "$fixtures/bn254/medium/verification_key.json" out/big out/late
-verify "$fixtures/bn254/small/verification_key.json" out/small out/carried
+verify "$fixtures/bn254/medium/verification_key.json" out/big
+verify "$fixtures/bn254/small/verification_key.json" out/small out/late out/carried
 
 # Partitions journaled as done were not proved again.
 kept=0
