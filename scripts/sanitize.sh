@@ -15,9 +15,9 @@
 #   --full    add the subsets that need the whole proofline binary built
 #             under the sanitizer (a long build; not part of CI's default)
 #
-# A report from a sanitizer fails the test it happened in (halt_on_error,
-# UBSan errors abort). TSan reads tests/sanitize/tsan.supp, whose every entry
-# says why it is there. Exit 0 when every test of the subset passed.
+# A report from a sanitizer fails the test it happened in (halt_on_error).
+# UBSan and TSan read tests/sanitize/ubsan.supp and tsan.supp, whose every
+# entry says why it is there. Exit 0 when every test of the subset passed.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -58,7 +58,7 @@ esac
 # detect_leaks: every test binary must free what it allocates.
 # abort_on_error/halt_on_error: the first report fails the test.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
-export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitize/ubsan.supp"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/sanitize/tsan.supp"
 
 launcher=()
