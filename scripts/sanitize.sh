@@ -67,8 +67,11 @@ start=$(date +%s)
 cmake -S "$root" -B "$build" -DPROOFLINE_SANITIZE="$kind" -DPROOFLINE_CUDA=OFF \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
   "${launcher[@]}" >/dev/null
-cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" -- --no-print-directory >/dev/null ||
-  cmake --build "$build" -j1 --target "${targets[@]}"  # again, to show the error alone
+if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$build/build.log" 2>&1; then
+  grep -E -B2 -A8 'error|Error' "$build/build.log" | head -60 >&2
+  echo "sanitize.sh: the $kind build failed; whole log: $build/build.log" >&2
+  exit 1
+fi
 built=$(date +%s)
 rc=0
 ctest --test-dir "$build" -R "$tests" --output-on-failure || rc=$?
