@@ -148,6 +148,13 @@ caf::result<std::vector<submitted_job>> submit_jobs(control_pointer self,
     return refused(problem);
   std::string spool;
   if (s.inline_witnesses) {
+    uint64_t total = 0;
+    for (const auto& w : s.witnesses) total += w.bytes.size();
+    if (total > st.cfg.max_inline_bytes)
+      return refused(s.name + ": the submission carries " + std::to_string(total) +
+                     " bytes of inline witnesses; this server takes at most " +
+                     std::to_string(st.cfg.max_inline_bytes) +
+                     " (serve --max-inline); put the witnesses on shared storage instead");
     spool = (fs::path(st.cfg.spool_dir) / ("submission-" + std::to_string(++st.submissions)))
                 .string();
     try {
@@ -185,16 +192,33 @@ caf::result<std::vector<submitted_job>> submit_jobs(control_pointer self,
 caf::result<job_status> cancel_by_id(control_pointer self, const std::string& id) {
   auto& st = self->state;
   if (!st.wiring) return starting();
-  auto it = st.by_id.find(id);
-  if (it == st.by_id.end()) return refused("no job " + in_quotes(id) + " on this server");
-  uint64_t seq = it->second;
   auto rp = self->make_response_promise<job_status>();
-  self->request(st.wiring->registry, caf::infinite, cancel_atom::value, seq)
+  auto cancel = [=](uint64_t seq) mutable {
+    self->request(self->state.wiring->registry, caf::infinite, cancel_atom::value, seq)
+        .then(
+            [=](const job_status& status) mutable {
+              if (self->state.wiring->cluster)
+                self->send(self->state.wiring->cluster, cancel_atom::value, seq);
+              rp.deliver(status);
+            },
+            [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  };
+  if (auto it = st.by_id.find(id); it != st.by_id.end()) {
+    cancel(it->second);
+    return rp;
+  }
+  // Not submitted through this control actor: a job the state journal
+  // re-queued at start. The registry knows it by id.
+  self->request(st.wiring->registry, caf::infinite, status_atom::value)
       .then(
-          [=](const job_status& status) mutable {
-            if (self->state.wiring->cluster)
-              self->send(self->state.wiring->cluster, cancel_atom::value, seq);
-            rp.deliver(status);
+          [=](const std::vector<job_status>& jobs) mutable {
+            uint64_t seq = 0;
+            for (const auto& j : jobs)
+              if (j.id == id) seq = std::max(seq, j.seq);
+            if (seq == 0)
+              rp.deliver(refused("no job " + in_quotes(id) + " on this server"));
+            else
+              cancel(seq);
           },
           [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
   return rp;

@@ -47,6 +47,8 @@ struct control_config {
       parse_jobs;
   std::vector<std::string> allowed_roots;  ///< canonical directories (canonical_root)
   std::string spool_dir;                   ///< inline witnesses go here (created on demand)
+  /// Most inline witness bytes one submission may carry (serve --max-inline).
+  uint64_t max_inline_bytes = uint64_t(1) << 30;
   std::string name;                        ///< host:pid, for metrics
   /// Writes a file atomically; throws std::runtime_error naming the path.
   std::function<void(const std::string& path, std::string_view contents)> write_file;

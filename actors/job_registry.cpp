@@ -79,6 +79,7 @@ void complete_if_finished(job_registry_pointer self, job_entry& job) {
   release_key(self, job);
   auto report = make_report(job);
   write_result(self, job, report);
+  if (self->state.cfg.journal) self->send(self->state.cfg.journal, complete_atom::value, job.seq);
   if (failed)
     spdlog::warn("job {} failed: {}", job.spec.id, report.error.message);
   else
@@ -153,6 +154,10 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
       },
       [=](done_atom, const partition_done& d) { on_done(self, d); },
       [=](failed_atom, const partition_failure& f) { on_failed(self, f); },
+      [=](recover_atom, const std::vector<job_spec>& specs,
+          const std::vector<std::vector<uint32_t>>& done) {
+        return recover_jobs(self, specs, done);
+      },
   };
 }
 
@@ -174,10 +179,39 @@ caf::result<std::vector<uint64_t>> submit_all(job_registry_pointer self,
   }
   std::vector<uint64_t> seqs;
   for (const auto& spec : specs) seqs.push_back(admit(self, spec));
+  if (!self->state.cfg.journal) return seqs;
+  // Jobs that failed on admission have nothing to recover.
+  std::vector<uint64_t> live;
+  std::vector<job_spec> live_specs;
+  for (size_t i = 0; i < seqs.size(); ++i)
+    if (!self->state.jobs.at(seqs[i]).complete()) {
+      live.push_back(seqs[i]);
+      live_specs.push_back(specs[i]);
+    }
+  auto rp = self->make_response_promise<std::vector<uint64_t>>();
+  self->request(self->state.cfg.journal, caf::infinite, record_atom::value, live, live_specs)
+      .then([=](const std::vector<uint64_t>&) mutable { rp.deliver(seqs); },
+            [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
+caf::result<std::vector<uint64_t>> recover_jobs(job_registry_pointer self,
+                                                const std::vector<job_spec>& specs,
+                                                const std::vector<std::vector<uint32_t>>& done) {
+  std::vector<uint64_t> seqs;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (auto conflict = id_conflict(self, specs[i]); !conflict.empty()) {
+      spdlog::error("journal: {}; not recovered", conflict);
+      seqs.push_back(0);  // answers stay aligned with `specs`
+      continue;
+    }
+    seqs.push_back(admit(self, specs[i], i < done.size() ? done[i] : std::vector<uint32_t>{}));
+  }
   return seqs;
 }
 
-uint64_t admit(job_registry_pointer self, const job_spec& spec) {
+uint64_t admit(job_registry_pointer self, const job_spec& spec,
+               const std::vector<uint32_t>& done) {
   auto& st = self->state;
   uint64_t seq = st.next_seq++;
   job_entry& job = st.jobs[seq];
@@ -193,9 +227,27 @@ uint64_t admit(job_registry_pointer self, const job_spec& spec) {
     fail_job(self, job, {"", problem});
     return seq;
   }
-  if (auto n = clear_previous_outputs(spec.out))
+  if (!done.empty()) {
+    job_context names;
+    names.spec = spec;
+    for (auto index : done) {
+      if (index >= job.parts.size() || terminal(job.parts[index].state)) continue;
+      auto& p = job.parts[index];
+      p.state = partition_state::done;
+      p.proof_file = names.proof_name(index);
+      p.public_file = names.public_name(index);
+      p.verified = true;  // checked by the journal before it was kept
+      ++job.finished;
+      job.finish_order.push_back(index);
+    }
+    if (job.finished == job.parts.size()) {
+      complete_if_finished(self, job);
+      return seq;
+    }
+  } else if (auto n = clear_previous_outputs(spec.out)) {
     spdlog::info("job {}: removed {} output file(s) of an earlier job from {}", spec.id, n,
                  spec.out);
+  }
   spdlog::debug("job {} (#{}): {} partition(s), priority {}, key {}", spec.id, seq,
                 spec.witnesses.size(), to_string(spec.prio), spec.zkey);
   request_key(self, seq, spec.zkey);
@@ -234,6 +286,7 @@ size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
     job->ctx = ctx;
     ++started;
     for (uint32_t i = 0; i < job->parts.size(); ++i) {
+      if (terminal(job->parts[i].state)) continue;  // recovered as done
       work_order o;
       o.part.job = ctx;
       o.part.index = i;
@@ -317,6 +370,8 @@ void on_done(job_registry_pointer self, const partition_done& d) {
   p.public_file = d.public_file;
   p.verified = d.verified;
   p.verify_ms = d.verify_ms;
+  if (self->state.cfg.journal)
+    self->send(self->state.cfg.journal, done_atom::value, d.job_seq, d.index);
   ++job->finished;
   job->finish_order.push_back(d.index);
   complete_if_finished(self, *job);
@@ -400,6 +455,7 @@ caf::result<job_status> cancel_job(job_registry_pointer self, uint64_t seq) {
   release_key(self, *job);
   auto report = make_report(*job);
   write_result(self, *job, report);
+  if (self->state.cfg.journal) self->send(self->state.cfg.journal, complete_atom::value, seq);
   for (auto& rp : job->awaiting) rp.deliver(report);
   job->awaiting.clear();
   spdlog::info("job {} cancelled", job->spec.id);

@@ -46,6 +46,9 @@ struct job_registry_config {
   std::function<void(const zk::groth16::key_ptr&, std::size_t)> partitions_queued;
   /// The backends retries are placed on (actors/retry_policy.hpp).
   retry_targets retries;
+  /// serve --state: told of accepted jobs (a submission is answered once
+  /// they are recorded), finished partitions and finished jobs. Null: none.
+  journal_actor journal;
 };
 
 struct job_entry {
@@ -100,8 +103,15 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
 
 /// Accepts a job; refused if its id is that of a live job.
 caf::result<uint64_t> submit(job_registry_pointer self, const job_spec& spec);
-/// Enters a job whose id is free; returns its sequence number.
-uint64_t admit(job_registry_pointer self, const job_spec& spec);
+/// Enters a job whose id is free; returns its sequence number. The
+/// partitions in `done` are finished already (a recovered job, whose out
+/// directory is then left as it is); the others are queued.
+uint64_t admit(job_registry_pointer self, const job_spec& spec,
+               const std::vector<uint32_t>& done = {});
+/// Re-queues journaled jobs (serve --state); see job_registry_actor.
+caf::result<std::vector<uint64_t>> recover_jobs(job_registry_pointer self,
+                                                const std::vector<job_spec>& specs,
+                                                const std::vector<std::vector<uint32_t>>& done);
 /// Accepts all of `specs` or none (an id live already, or given twice).
 caf::result<std::vector<uint64_t>> submit_all(job_registry_pointer self,
                                               const std::vector<job_spec>& specs);

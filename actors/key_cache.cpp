@@ -190,7 +190,9 @@ uint64_t key_cache_state::evict_idle(uint64_t bytes) {
   return freed;
 }
 
-void key_cache_state::drop(const std::string& path) {
+void key_cache_state::drop(const std::string& which) {
+  // A copy: callers pass the map's own key, which erase() frees.
+  const std::string path = which;
   auto it = keys.find(path);
   if (it == keys.end()) return;
   auto key = std::move(it->second.key);

@@ -49,6 +49,8 @@ struct runtime_config {
   /// A key file's identity (actors/key_cache.hpp); empty: stat() (tests replace it).
   std::function<std::optional<file_identity>(const std::string&)> identify;
   std::function<void(const grant_event&)> on_grant;  ///< optional observer
+  /// serve --state: the journal the registry reports to (null: none).
+  journal_actor journal;
   // ---- memory system (actors/memory_manager.hpp, memory/)
   /// Pinned pool for what GPUs read (witness, a, b, c), counted once in the
   /// budget; 0: no pool, every partition pageable. With

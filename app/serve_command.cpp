@@ -20,6 +20,7 @@
 
 #include "actors/cluster_dispatcher.hpp"
 #include "actors/control.hpp"
+#include "actors/journal.hpp"
 #include "actors/node_agent.hpp"
 #include "actors/prover_ops.hpp"
 #include "zk/groth16/synthesis_model.hpp"
@@ -34,6 +35,10 @@
 #include "gpu/pinning.hpp"
 #include "memory/estimate.hpp"
 #include "memory/size.hpp"
+#include "zk/curves.hpp"
+#include "zk/formats/proof_json.hpp"
+#include "zk/groth16/verifier.hpp"
+#include "zk/groth16/verifying_key.hpp"
 
 namespace proofline::app {
 
@@ -91,6 +96,16 @@ SECURITY:
   length (up to 4 GiB) a header announces. Use it only where every peer that
   can connect is trusted.
 
+STATE:
+  --state DIR keeps a journal of accepted jobs and finished partitions in
+  DIR/journal.sqlite (SQLite), written before a submission is answered. After
+  a crash or kill, `serve --state DIR` again re-queues every job that had not
+  finished; partitions whose proof and public files exist and verify against
+  the key are not proved again. Inline witnesses are spooled under DIR/spool
+  so they survive too. A journal that cannot be read stops serve (exit 2)
+  with the file and the problem. Without --state a stopped daemon forgets its
+  queue.
+
 HEARTBEATS: every proofline process sends a BASP heartbeat every 500 ms; a
   peer silent for --peer-timeout seconds is dropped (its work is re-queued).
 
@@ -106,6 +121,49 @@ sigset_t block_stop_signals() {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
+}
+
+/// Why a finished partition's proof and public files do not verify against
+/// `key`; empty when they do (serve --state, after a restart).
+std::string check_proof_files(const zk::groth16::key_ptr& key, const std::string& proof_file,
+                              const std::string& public_file) {
+  try {
+    return zk::visit_curve(key->info.curve, [&](auto curve) -> std::string {
+      using C = decltype(curve);
+      const auto proof = zk::formats::read_proof<C>(proof_file, /*check_curve=*/false);
+      const auto pub = zk::formats::read_public<C>(public_file);
+      if (pub.size() != key->info.n_public)
+        return public_file + ": " + std::to_string(pub.size()) + " public signals, the key has " +
+               std::to_string(key->info.n_public);
+      const auto& k = zk::groth16::typed<C>(*key);
+      std::optional<zk::groth16::prepared_key<C>> own;
+      const zk::groth16::prepared_key<C>* vk = nullptr;
+      if (k.verifier) {
+        vk = static_cast<const zk::groth16::prepared_key<C>*>(k.verifier.get());
+      } else {
+        own.emplace(zk::groth16::prepare<C>(zk::groth16::verifying_key_of(k)));
+        vk = &*own;
+      }
+      auto v = zk::groth16::verify<C>(*vk, proof, pub.data(), pub.size());
+      return v.ok ? std::string() : proof_file + ": " + v.reason;
+    });
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+/// Removes spool directories of earlier runs (DIR/spool/<pid>) that no
+/// journaled job names a witness in.
+void remove_stale_spools(const fs::path& root, const std::vector<journaled_job>& jobs) {
+  std::error_code ec;
+  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string dir = it->path().string() + "/";
+    bool used = false;
+    for (const auto& j : jobs)
+      for (const auto& w : j.spec.witnesses) used |= w.compare(0, dir.size(), dir) == 0;
+    std::error_code rm;
+    if (!used) fs::remove_all(it->path(), rm);
+  }
 }
 
 }  // namespace
@@ -137,6 +195,15 @@ void add_serve_command(cli& c) {
                "Scratch directory for inline witnesses and a node's partitions (default: "
                "<tmp>/proofline-spool-<pid>, removed at exit)")
       ->type_name("DIR");
+  s.add_option("--state", opts->state,
+               "Keep a journal of accepted jobs and finished partitions in DIR (SQLite); a "
+               "restart with the same DIR finishes every job accepted before (see STATE)")
+      ->type_name("DIR");
+  s.add_option("--max-inline", opts->max_inline,
+               "Refuse a submission whose inline witnesses (submit --inline) total more than "
+               "this")
+      ->check(size_validator())
+      ->capture_default_str();
   s.add_option("--slots", opts->slots,
                "Node: partitions it works on at once (default: synthesizers + GPU workers)")
       ->check(CLI::Range(1u, 4096u));
@@ -235,10 +302,26 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   } catch (const std::exception& e) {
     return usage(std::string("--allow-root ") + e.what());
   }
-  std::string spool = o.spool.empty() ? (fs::temp_directory_path() /
-                                         ("proofline-spool-" + std::to_string(getpid())))
-                                            .string()
-                                      : o.spool;
+  // The journal, opened now so a bad one stops serve before it listens.
+  std::shared_ptr<journal_store> store;
+  std::vector<journaled_job> journaled;
+  if (!o.state.empty()) {
+    try {
+      store = std::make_shared<journal_store>(o.state);
+      journaled = store->pending();
+    } catch (const std::exception& e) {
+      return usage(std::string("--state: ") + e.what());
+    }
+    spdlog::info("serve: state journal {}: {} unfinished job(s) to resume", store->path(),
+                 journaled.size());
+  }
+  // With --state, inline witnesses are spooled where a restart finds them.
+  std::string spool = !o.spool.empty() ? o.spool
+                      : store ? (fs::path(o.state) / "spool" / std::to_string(getpid())).string()
+                              : (fs::temp_directory_path() /
+                                 ("proofline-spool-" + std::to_string(getpid())))
+                                    .string();
+  if (store && o.spool.empty()) remove_stale_spools(fs::path(o.state) / "spool", journaled);
   {
     std::error_code ec;
     fs::create_directories(spool, ec);
@@ -246,14 +329,15 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     spool = fs::canonical(spool).string();
   }
   // The default spool is this process's own: removed on every way out of
-  // this function, early errors included. A --spool the user named is kept.
+  // this function, early errors included. A --spool the user named is kept,
+  // and so is the spool under --state, which holds journaled jobs' witnesses.
   struct spool_remover {
     std::string dir;
     ~spool_remover() {
       std::error_code ec;
       if (!dir.empty()) fs::remove_all(dir, ec);
     }
-  } remove_spool{o.spool.empty() ? spool : std::string()};
+  } remove_spool{o.spool.empty() && !store ? spool : std::string()};
   uint64_t budget = o.memory_budget.empty() ? default_memory_budget()
                                             : *memory::parse_size(o.memory_budget);
   std::optional<metrics_endpoint> metrics;
@@ -283,6 +367,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   cc.spool_dir = spool;
   cc.name = process_name();
   cc.write_file = ops.write_file;
+  cc.max_inline_bytes = *memory::parse_size(o.max_inline);
   auto control = sys.spawn(proofline::control, cc);
   auto stop_control = [&] { caf::anon_send_exit(control, caf::exit_reason::user_shutdown); };
   if (listen) {
@@ -341,11 +426,23 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
                    o.metrics);
     rc.on_purge = obs->purge_hook();
   }
+  journal_actor journal_h;
+  if (store) {
+    journal_config jc;
+    jc.store = store;
+    jc.check_proof = check_proof_files;
+    journal_h = sys.spawn<caf::detached>(journal, std::move(jc));
+    rc.journal = journal_h;
+  }
+  auto stop_journal = [&] {
+    if (journal_h) caf::anon_send_exit(journal_h, caf::exit_reason::user_shutdown);
+  };
   std::unique_ptr<runtime> rt;
   try {
     rt = std::make_unique<runtime>(sys, rc, ops, choice.backends);
   } catch (const std::exception& e) {
     stop_control();
+    stop_journal();
     return usage(e.what());
   }
   if (obs) obs->attach({rt->registry(), rt->memory(), rt->scheduler()});
@@ -363,6 +460,8 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   }
   caf::anon_send(control, attach_atom::value,
                  control_wiring{rt->registry(), rt->memory(), dispatcher, rt->keys()});
+  if (journal_h && !journaled.empty())
+    caf::anon_send(journal_h, recover_atom::value, rt->registry(), rt->keys());
   // Keys named with --preload load now (resolved like job file paths); the
   // key cache logs each one, and a key that fails to load fails only the
   // jobs that later name it.
@@ -402,6 +501,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   obs.reset();
   rt->shutdown();
   rt.reset();
+  stop_journal();  // after the registry: what it sent last is written first
   return exit_ok;
 }
 

@@ -27,6 +27,8 @@ struct serve_options {
   bool no_local_proving = false;         ///< coordinate only
   std::vector<std::string> preload;      ///< keys loaded and prepared at start
   unsigned peer_timeout_s = 10;
+  std::string state;  ///< --state DIR: the job journal; empty: none (a restart loses queued jobs)
+  std::string max_inline = "1G";  ///< most inline witness bytes one submission may carry
   // The runtime, as for `run`.
   std::string backend = "auto";
   std::string gpus = "all";

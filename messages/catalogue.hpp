@@ -623,6 +623,10 @@ using assign_atom = caf::atom_constant<caf::atom("assign")>;    ///< a lease, to
 using result_atom = caf::atom_constant<caf::atom("result")>;    ///< a node's partition_result
 using attach_atom = caf::atom_constant<caf::atom("attach")>;    ///< wires the control actor
 using rejoin_atom = caf::atom_constant<caf::atom("rejoin")>;    ///< a node agent connects again
+// ---- the state journal (serve --state, actors/journal.hpp)
+using record_atom = caf::atom_constant<caf::atom("record")>;      ///< accepted jobs, before the ack
+using complete_atom = caf::atom_constant<caf::atom("complete")>;  ///< a job finished: forget it
+using recover_atom = caf::atom_constant<caf::atom("recover")>;    ///< re-queue journaled jobs
 
 /// Reads a byte vector as CAF's binary format lays it out (a varbyte length,
 /// then the bytes) in steps of at most 1 MiB, so a declared length makes

@@ -4,6 +4,7 @@
 //   job_registry_actor     submit / status / await; receives partition reports
 //   key_loader_actor       loads one .zkey off the scheduler threads, then quits
 //   key_cache_actor        the loaded proving keys: shared, kept warm, evicted LRU
+//   journal_actor          serve --state: accepted jobs and finished partitions, on disk
 //   memory_manager_actor   budget ledger, grants, pacing, purges
 //   synthesizer_actor      pulls grants, reads witnesses, computes a, b, c
 //   scheduler_actor        orders synthesized partitions, serves GPU workers
@@ -48,7 +49,14 @@ using job_registry_actor = caf::typed_actor<
     /// after `wait_ms` (then with no news).
     caf::replies_to<watch_atom, std::vector<watch_cursor>, uint32_t>::with<std::vector<job_progress>>,
     /// A watcher's wait ran out (sent to itself).
-    caf::reacts_to<watch_atom, uint64_t>>;
+    caf::reacts_to<watch_atom, uint64_t>,
+    /// Re-queues jobs a journal kept across a restart (serve --state), with,
+    /// per job, the partitions whose proofs exist and verify: those are done
+    /// and not proved again, and the job's other outputs are left in place.
+    /// Replies their new sequence numbers, in order (0: not recovered, its
+    /// id or out directory being live already).
+    caf::replies_to<recover_atom, std::vector<job_spec>,
+                    std::vector<std::vector<uint32_t>>>::with<std::vector<uint64_t>>>;
 
 using key_loader_actor = caf::typed_actor<
     /// Loads and checks the key at `path`; blocking, so it runs detached.
@@ -73,6 +81,21 @@ using key_cache_actor = caf::typed_actor<
     caf::reacts_to<prepared_atom, zk::groth16::key_ptr, key_preparation>,
     /// Every key loaded so far and how it became ready, in load order (run reports).
     caf::replies_to<startup_atom>::with<std::vector<key_startup>>>;
+
+/// The state journal (serve --state; actors/journal.hpp): accepted jobs and
+/// finished partitions in SQLite, on a thread of its own.
+using journal_actor = caf::typed_actor<
+    /// Writes accepted jobs (seqs and specs) durably; replies the seqs once
+    /// they are on disk (the submission is acknowledged after that).
+    caf::replies_to<record_atom, std::vector<uint64_t>, std::vector<job_spec>>::with<
+        std::vector<uint64_t>>,
+    /// Partition `index` of job `seq` has its proof written.
+    caf::reacts_to<done_atom, uint64_t, uint32_t>,
+    /// Job `seq` is done, failed or cancelled: it is forgotten.
+    caf::reacts_to<complete_atom, uint64_t>,
+    /// Re-queues the journaled jobs with `registry`, checking their finished
+    /// partitions' proofs with keys from `keys`.
+    caf::reacts_to<recover_atom, job_registry_actor, key_cache_actor>>;
 
 using memory_manager_actor = caf::typed_actor<
     /// Queues partitions for memory; replies with those refused at once

@@ -26,6 +26,7 @@ packages=(
   libcli11-dev            # command line
   libspdlog-dev           # structured logs
   libssl-dev              # TLS through CAF's OpenSSL module
+  libsqlite3-dev          # serve --state: the job journal
   openssl                 # tests: certificates for the TLS network test
   doctest-dev             # tests
   libgmp-dev              # tests: independent oracle for field arithmetic

@@ -1,0 +1,183 @@
+#include "actors/journal.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/sec.hpp>
+
+#include <filesystem>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+namespace proofline {
+
+namespace {
+
+caf::result<std::vector<uint64_t>> record(journal_pointer self, const std::vector<uint64_t>& seqs,
+                                          const std::vector<job_spec>& specs) {
+  if (seqs.size() != specs.size())
+    return caf::make_error(caf::sec::invalid_argument, "journal: seqs and specs differ in number");
+  if (specs.empty()) return seqs;
+  try {
+    auto jids = self->state.cfg.store->add_jobs(specs);
+    for (size_t i = 0; i < seqs.size(); ++i) self->state.jids[seqs[i]] = jids[i];
+  } catch (const std::exception& e) {
+    spdlog::error("journal: {}", e.what());
+    return caf::make_error(caf::sec::runtime_error,
+                           std::string("the jobs run, but the state journal could not record "
+                                       "them, so a restart would lose them: ") +
+                               e.what());
+  }
+  return seqs;
+}
+
+void on_done(journal_pointer self, uint64_t seq, uint32_t index) {
+  auto it = self->state.jids.find(seq);
+  if (it == self->state.jids.end()) return;  // not journaled (a refused or local job)
+  try {
+    self->state.cfg.store->mark_done(it->second, index);
+  } catch (const std::exception& e) {
+    spdlog::error("journal: {}", e.what());
+  }
+}
+
+void on_complete(journal_pointer self, uint64_t seq) {
+  auto it = self->state.jids.find(seq);
+  if (it == self->state.jids.end()) return;
+  try {
+    self->state.cfg.store->remove_job(it->second);
+  } catch (const std::exception& e) {
+    spdlog::error("journal: {}", e.what());
+  }
+  self->state.jids.erase(it);
+}
+
+/// What recovery has gathered so far; shared by the key requests' handlers.
+struct recovery {
+  std::vector<journaled_job> jobs;
+  std::vector<std::vector<uint32_t>> verified;  ///< per job: done partitions that verify
+  size_t waiting = 0;                           ///< key requests not answered yet
+};
+
+/// The done partitions of `job` whose files verify against `key`.
+std::vector<uint32_t> verified_parts(journal_pointer self, const journaled_job& job,
+                                     const zk::groth16::key_ptr& key) {
+  std::vector<uint32_t> ok;
+  job_context names;
+  names.spec = job.spec;
+  for (auto index : job.done) {
+    auto proof = names.out_path(names.proof_name(index));
+    auto pub = names.out_path(names.public_name(index));
+    std::string problem = self->state.cfg.check_proof
+                              ? self->state.cfg.check_proof(key, proof, pub)
+                              : std::string();
+    if (problem.empty())
+      ok.push_back(index);
+    else
+      spdlog::warn("journal: job {} partition {} is proved again: {}", job.spec.id, index,
+                   problem);
+  }
+  return ok;
+}
+
+void requeue(journal_pointer self, const std::shared_ptr<recovery>& r,
+             const job_registry_actor& registry) {
+  std::vector<job_spec> specs;
+  size_t kept = 0;
+  for (size_t i = 0; i < r->jobs.size(); ++i) {
+    specs.push_back(r->jobs[i].spec);
+    kept += r->verified[i].size();
+  }
+  self->request(registry, caf::infinite, recover_atom::value, specs, r->verified)
+      .then(
+          [=](const std::vector<uint64_t>& seqs) {
+            for (size_t i = 0; i < seqs.size() && i < r->jobs.size(); ++i) {
+              // A job whose partitions were all finished completed at once,
+              // before this answer could map it: forget it here.
+              bool finished = r->verified[i].size() == r->jobs[i].spec.witnesses.size();
+              if (seqs[i] != 0 && !finished) {
+                self->state.jids[seqs[i]] = r->jobs[i].jid;
+                continue;
+              }
+              if (!finished) continue;  // not recovered: kept for the next start
+              try {
+                self->state.cfg.store->remove_job(r->jobs[i].jid);
+              } catch (const std::exception& e) {
+                spdlog::error("journal: {}", e.what());
+              }
+            }
+            spdlog::info("journal: re-queued {} job(s) from {}; {} finished partition(s) kept",
+                         seqs.size(), self->state.cfg.store->path(), kept);
+          },
+          [=](caf::error& e) {
+            spdlog::error("journal: the registry refused the journaled jobs: {}",
+                          self->system().render(e));
+          });
+}
+
+void recover(journal_pointer self, const job_registry_actor& registry,
+             const key_cache_actor& keys) {
+  auto r = std::make_shared<recovery>();
+  try {
+    r->jobs = self->state.cfg.store->pending();
+  } catch (const std::exception& e) {
+    spdlog::error("journal: {}", e.what());
+    return;
+  }
+  if (r->jobs.empty()) return;
+  r->verified.resize(r->jobs.size());
+  for (const auto& job : r->jobs)
+    if (auto n = remove_partial_files(job.spec.out))
+      spdlog::info("journal: job {}: removed {} partly written file(s) from {}", job.spec.id, n,
+                   job.spec.out);
+  for (size_t i = 0; i < r->jobs.size(); ++i)
+    r->waiting += !r->jobs[i].done.empty();
+  if (r->waiting == 0) {
+    requeue(self, r, registry);
+    return;
+  }
+  for (size_t i = 0; i < r->jobs.size(); ++i) {
+    if (r->jobs[i].done.empty()) continue;
+    auto answered = [=](const zk::groth16::key_ptr& key) {
+      if (key) {
+        r->verified[i] = verified_parts(self, r->jobs[i], key);
+        self->send(keys, key_users_atom::value, key, int32_t{-1});  // the job takes its own
+      }
+      if (--r->waiting == 0) requeue(self, r, registry);
+    };
+    self->request(keys, caf::infinite, key_atom::value, r->jobs[i].spec.zkey)
+        .then([=](const key_load_result& k) { answered(k.key); },
+              [=](caf::error&) { answered(nullptr); });
+  }
+}
+
+}  // namespace
+
+std::size_t remove_partial_files(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code type_ec;
+    if (!it->is_regular_file(type_ec)) continue;
+    if (it->path().filename().string().find(".tmp-") == std::string::npos) continue;
+    std::error_code rm_ec;
+    if (fs::remove(it->path(), rm_ec)) ++removed;
+  }
+  return removed;
+}
+
+journal_actor::behavior_type journal(journal_pointer self, journal_config cfg) {
+  self->state.cfg = std::move(cfg);
+  return {
+      [=](record_atom, const std::vector<uint64_t>& seqs, const std::vector<job_spec>& specs) {
+        return record(self, seqs, specs);
+      },
+      [=](done_atom, uint64_t seq, uint32_t index) { on_done(self, seq, index); },
+      [=](complete_atom, uint64_t seq) { on_complete(self, seq); },
+      [=](recover_atom, const job_registry_actor& registry, const key_cache_actor& keys) {
+        recover(self, registry, keys);
+      },
+  };
+}
+
+}  // namespace proofline

@@ -1,0 +1,59 @@
+// journal: the actor behind `serve --state DIR`. It keeps a journal of the
+// jobs a server accepted and the partitions it finished (journal_store,
+// SQLite), so a daemon killed at any moment loses no accepted job.
+//
+// Problem: a write that must reach the disk before a submission is
+// acknowledged costs an fsync, milliseconds; on the registry's thread it
+// would stall every partition report behind it.
+//
+// Design: a detached actor (a thread of its own) and the only user of the
+// store. The job registry sends it what happens, in the order it happens
+// (one sender, so CAF keeps the order): record (the submission is answered
+// only after the journal's reply), done per partition with its proof
+// written, complete when a job is done, failed or cancelled. Registry
+// sequence numbers change across restarts; the journal maps them to its own
+// job keys. A write that fails is logged; a failed record fails the
+// submission's answer (its jobs still run, unjournaled).
+//
+// Recovery (recover, once at start): every journaled job is queued again
+// with the registry. Partitions journaled as done are kept only if their
+// proof and public files exist and verify against the job's key (fetched
+// from the key cache, which keeps it warm for the job); the others are proved
+// again. Temporary files an interrupted atomic write left in a job's out
+// directory are removed first.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "actors/journal_store.hpp"
+#include "messages/interfaces.hpp"
+
+namespace proofline {
+
+struct journal_config {
+  std::shared_ptr<journal_store> store;
+  /// Why the proof and public files of a finished partition do not verify
+  /// against `key`; empty when they do. Runs on the journal's thread.
+  std::function<std::string(const zk::groth16::key_ptr& key, const std::string& proof_file,
+                            const std::string& public_file)>
+      check_proof;
+};
+
+struct journal_state {
+  static inline const char* name = "journal";
+  journal_config cfg;
+  std::map<uint64_t, int64_t> jids;  ///< registry seq -> journal job key
+};
+
+using journal_pointer = journal_actor::stateful_pointer<journal_state>;
+
+journal_actor::behavior_type journal(journal_pointer self, journal_config cfg);
+
+/// Removes `<name>.tmp-*` files (interrupted atomic writes) from `dir`;
+/// returns how many.
+std::size_t remove_partial_files(const std::string& dir);
+
+}  // namespace proofline

@@ -1,0 +1,31 @@
+# Sanitizer builds (scripts/sanitize.sh, docs/RELIABILITY.md).
+#
+#   -DPROOFLINE_SANITIZE=address   AddressSanitizer + UndefinedBehaviorSanitizer
+#   -DPROOFLINE_SANITIZE=thread    ThreadSanitizer
+#
+# Every target of the tree is compiled and linked with the sanitizer, at -O1
+# with frame pointers so reports have whole stacks. Such a build is CPU-only
+# (nvcc code is not instrumented, and the CUDA backend cannot run here) and
+# links no jemalloc: the sanitizers replace malloc themselves, and memory/
+# reaches jemalloc through weak symbols, so the runtime falls back to the
+# heap exactly as a build without jemalloc does.
+set(PROOFLINE_SANITIZE "" CACHE STRING "Sanitizer build: address (ASan+UBSan), thread (TSan) or empty")
+set_property(CACHE PROOFLINE_SANITIZE PROPERTY STRINGS "" address thread)
+
+if(PROOFLINE_SANITIZE STREQUAL "address")
+  # UBSan checks stay recoverable so that tests/sanitize/ubsan.supp can
+  # silence a report from CAF's headers; UBSAN_OPTIONS=halt_on_error=1
+  # (scripts/sanitize.sh) still stops at every report not suppressed.
+  set(_proofline_san -fsanitize=address,undefined)
+elseif(PROOFLINE_SANITIZE STREQUAL "thread")
+  set(_proofline_san -fsanitize=thread)
+elseif(NOT PROOFLINE_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "PROOFLINE_SANITIZE must be address, thread or empty, not '${PROOFLINE_SANITIZE}'")
+endif()
+
+if(PROOFLINE_SANITIZE)
+  set(PROOFLINE_CUDA OFF CACHE BOOL "Build the CUDA backend when a CUDA compiler is found" FORCE)
+  add_compile_options(${_proofline_san} -fno-omit-frame-pointer -g -O1)
+  add_link_options(${_proofline_san})
+  message(STATUS "proofline: ${PROOFLINE_SANITIZE} sanitizer build (CPU only, no jemalloc)")
+endif()

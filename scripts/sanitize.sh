@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Builds a sanitizer build of proofline's tests (CPU only, no jemalloc; see
+# cmake/Sanitizers.cmake) in a directory of its own and runs a subset of the
+# tests in it. docs/RELIABILITY.md says which subsets and why.
+#
+#   scripts/sanitize.sh address|thread [--build-dir DIR] [--full]
+#
+#   address   ASan + UBSan: unit (base_tests, messages_tests) and actor
+#             (actors_tests, net_actor_tests) tests; with --full also
+#             jobs_tests, the proofline binary and the e2e tests run_jobs,
+#             broken_jobs and self_check
+#   thread    TSan: actors_tests and net_actor_tests; with --full also the
+#             proofline binary and the net tests control and cancel
+#   --build-dir   default build-sanitize-<kind>
+#   --full    add the subsets that need the whole proofline binary built
+#             under the sanitizer (a long build; not part of CI's default)
+#
+# A report from a sanitizer fails the test it happened in (halt_on_error).
+# UBSan and TSan read tests/sanitize/ubsan.supp and tsan.supp, whose every
+# entry says why it is there. Exit 0 when every test of the subset passed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+kind=""
+build=""
+full=0
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    address|thread) kind=$1; shift ;;
+    --build-dir) build=$2; shift 2 ;;
+    --full) full=1; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "sanitize.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -n "$kind" ] || { echo "usage: scripts/sanitize.sh address|thread [--build-dir DIR] [--full]" >&2; exit 2; }
+[ -n "$build" ] || build=$root/build-sanitize-$kind
+
+case "$kind" in
+  address)
+    targets=(base_tests messages_tests actors_tests net_actor_tests)
+    tests='^(base_tests|messages_tests|actors_tests|net_actor_tests)$'
+    if [ "$full" = 1 ]; then
+      targets+=(jobs_tests proofline)
+      tests='^(base_tests|messages_tests|jobs_tests|actors_tests|net_actor_tests|e2e_run_jobs|e2e_broken_jobs|e2e_self_check)$'
+    fi
+    ;;
+  thread)
+    targets=(actors_tests net_actor_tests)
+    tests='^(actors_tests|net_actor_tests)$'
+    if [ "$full" = 1 ]; then
+      targets+=(proofline net_probe)
+      tests='^(actors_tests|net_actor_tests|net_control|net_cancel)$'
+    fi
+    ;;
+esac
+
+# detect_leaks: every test binary must free what it allocates.
+# abort_on_error/halt_on_error: the first report fails the test.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitize/ubsan.supp"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/sanitize/tsan.supp"
+
+launcher=()
+command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+start=$(date +%s)
+cmake -S "$root" -B "$build" -DPROOFLINE_SANITIZE="$kind" -DPROOFLINE_CUDA=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+  "${launcher[@]}" >/dev/null
+if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$build/build.log" 2>&1; then
+  grep -E -B2 -A8 'error|Error' "$build/build.log" | head -60 >&2
+  echo "sanitize.sh: the $kind build failed; whole log: $build/build.log" >&2
+  exit 1
+fi
+built=$(date +%s)
+rc=0
+ctest --test-dir "$build" -R "$tests" --output-on-failure || rc=$?
+done_at=$(date +%s)
+echo "sanitize $kind: build $((built - start)) s, tests $((done_at - built)) s, rc $rc"
+exit "$rc"
