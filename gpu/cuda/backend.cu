@@ -221,24 +221,6 @@ std::size_t scratch_bytes(const key_shapes& ks, std::size_t* temp = nullptr) {
   return count.used();
 }
 
-/// Errors that poison the CUDA context: every later call of the process on
-/// it fails the same way, and CUDA's documentation says the process must be
-/// restarted to use the device again (a reset is not promised to recover it).
-constexpr cudaError_t sticky_errors[] = {
-    cudaErrorIllegalAddress,     cudaErrorLaunchFailure,        cudaErrorLaunchTimeout,
-    cudaErrorHardwareStackError, cudaErrorIllegalInstruction,   cudaErrorMisalignedAddress,
-    cudaErrorInvalidAddressSpace, cudaErrorInvalidPc,           cudaErrorAssert,
-    cudaErrorECCUncorrectable};
-
-/// Whether a backend_error reports a sticky error: CUDA_OK (check.cuh) puts
-/// cudaGetErrorName of the failed call's code in every message.
-bool names_sticky_error(const char* what) {
-  const std::string text(what);
-  for (cudaError_t e : sticky_errors)
-    if (text.find(std::string(cudaGetErrorName(e)) + ":") != std::string::npos) return true;
-  return false;
-}
-
 class cuda_backend final : public backend {
  public:
   cuda_backend(int device, const backend_options& opt) : device_(device), opt_(opt) {
@@ -295,9 +277,9 @@ class cuda_backend final : public backend {
         return prove_typed<C>(key, zk::groth16::typed<C>(*key), static_cast<const partition<C>&>(*part),
                               hooks);
       });
+    } catch (const sticky_error& e) {
+      throw device_lost(mark_lost("cuda backend (" + key->path + "): " + e.what()));
     } catch (const backend_error& e) {
-      if (names_sticky_error(e.what()))
-        throw device_lost(mark_lost("cuda backend (" + key->path + "): " + e.what()));
       throw backend_error("cuda backend (" + key->path + "): " + e.what());
     } catch (const std::exception& e) {
       throw backend_error("cuda backend (" + key->path + "): " + e.what());
@@ -316,10 +298,9 @@ class cuda_backend final : public backend {
         auto rk = acquire<C>(key, typed, own.get());
         domain<fr>(C::id, key->info.log_domain, own.get());
       });
-    } catch (const backend_error& e) {
-      const std::string what = "cuda backend (" + key->path + "): making the key resident: " + e.what();
-      if (names_sticky_error(e.what())) throw device_lost(mark_lost(what));
-      throw backend_error(what);
+    } catch (const sticky_error& e) {
+      throw device_lost(
+          mark_lost("cuda backend (" + key->path + "): making the key resident: " + e.what()));
     } catch (const std::exception& e) {
       throw backend_error("cuda backend (" + key->path + "): making the key resident: " + e.what());
     }
