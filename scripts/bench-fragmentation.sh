@@ -49,6 +49,8 @@
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/bench.sh
+source "$root/scripts/lib/bench.sh"
 mode=${1:-}
 shift || true
 
@@ -80,11 +82,7 @@ run() {
   note() { echo "$*" | tee -a "$summary"; }
   local rc=0
 
-  note "== bench-fragmentation $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  [ -f "$carry/build-info.txt" ] && tee -a "$summary" < "$carry/build-info.txt"
-  note "host: $(uname -n), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), glibc $(ldd --version 2>&1 | head -1 | awk '{print $NF}')"
-  command -v nvidia-smi > /dev/null &&
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
+  bench_header bench-fragmentation "$carry" "$summary" "glibc $(ldd --version 2>&1 | head -1 | awk '{print $NF}')"
 
   for log_n in $sizes; do
     local var=BACKLOG_$log_n

@@ -45,6 +45,8 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=lib/carry.sh
 source "$root/scripts/lib/carry.sh"
+# shellcheck source=lib/bench.sh
+source "$root/scripts/lib/bench.sh"
 mode=${1:-}
 shift || true
 
@@ -107,11 +109,7 @@ run() {
   note() { echo "$*" | tee -a "$summary"; }
   local rc=0
 
-  note "== bench-multigpu $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  [ -f "$carry/build-info.txt" ] && tee -a "$summary" < "$carry/build-info.txt"
-  note "host: $(uname -n), $cores cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $visible GPU(s) visible"
-  command -v nvidia-smi > /dev/null &&
-    nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
+  bench_header bench-multigpu "$carry" "$summary" "$visible GPU(s) visible"
   note "backlog per GPU: $per_gpu jobs x $parts partitions, $curve, domain 2^$log_n ($constraints constraints);" \
        "--backend $backend, $synth synthesizers, $finalizers finalizers, $lanes lanes per GPU; GPU counts: ${counts[*]}"
   [ "${#counts[@]}" -eq 1 ] && [ "${counts[0]}" -eq 1 ] && note "one GPU only: this is the control run (--gpus 0)"
@@ -208,20 +206,7 @@ print("\nx: throughput against the first run; eff: x steady / GPUs (target >= 0.
 EOF
 
   # 4. Results: summary, reports, logs, job files, verification key, every proof.
-  mkdir -p "$work/bundle/proofs"
-  cp -r "$work/reports" "$work/logs" "$work"/jobs-*.json "$work/bundle/"
-  cp "$work/inputs/verification_key.json" "$work/bundle/" 2>/dev/null
-  for d in "$work"/out/*/j*; do
-    [ -d "$d" ] || continue
-    local run_name
-    run_name=$(basename "$(dirname "$d")")
-    mkdir -p "$work/bundle/proofs/$run_name"
-    cp -r "$d" "$work/bundle/proofs/$run_name/"
-  done
-  cp "$summary" "$work/bundle/"
-  (cd "$work/bundle" && tar czf "$out/bench-multigpu.tar.gz" .)
-  cp "$summary" "$out/summary.txt"
-  cp "$work"/reports/*.json "$out/" 2>/dev/null
+  PROOFS_OF='j*' bench_bundle "$work" "$out" bench-multigpu "$work"/jobs-*.json
   note "== results: $out/bench-multigpu.tar.gz, $out/summary.txt (exit $rc)"
   exit $rc
 }

@@ -48,6 +48,8 @@ set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=lib/carry.sh
 source "$root/scripts/lib/carry.sh"
+# shellcheck source=lib/bench.sh
+source "$root/scripts/lib/bench.sh"
 mode=${1:-}
 shift || true
 
@@ -119,11 +121,7 @@ run() {
   note() { echo "$*" | tee -a "$summary"; }
   local rc=0
 
-  note "== bench-utilization $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-  [ -f "$carry/build-info.txt" ] && tee -a "$summary" < "$carry/build-info.txt"
-  note "host: $(uname -n), $cores cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
-  command -v nvidia-smi > /dev/null &&
-    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
+  bench_header bench-utilization "$carry" "$summary"
   note "backlog: $jobs jobs x $parts partitions, $curve, domain 2^$log_n ($constraints constraints);" \
        "--backend $backend, $synth synthesizers, $finalizers finalizers, $lanes lanes per GPU, --gpus $gpus"
 
@@ -233,20 +231,7 @@ print(f"\ndevice: {gpu(reports.get('proofline')) if reports.get('proofline') els
 EOF
 
   # 4. Results: reports, logs, job file, verification key, the first job's proofs.
-  mkdir -p "$work/bundle/proofs"
-  cp -r "$work/reports" "$work/logs" "$work/jobs.json" "$work/bundle/"
-  cp "$work/inputs/verification_key.json" "$work/bundle/" 2>/dev/null
-  for d in "$work"/out/*/j0; do
-    [ -d "$d" ] || continue
-    local e
-    e=$(basename "$(dirname "$d")")
-    mkdir -p "$work/bundle/proofs/$e"
-    cp -r "$d" "$work/bundle/proofs/$e/"
-  done
-  cp "$summary" "$work/bundle/"
-  (cd "$work/bundle" && tar czf "$out/bench-utilization.tar.gz" .)
-  cp "$summary" "$out/summary.txt"
-  cp "$work"/reports/*.json "$out/" 2>/dev/null
+  bench_bundle "$work" "$out" bench-utilization "$work/jobs.json"
   note "== results: $out/bench-utilization.tar.gz, $out/summary.txt (exit $rc)"
   exit $rc
 }

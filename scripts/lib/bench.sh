@@ -1,0 +1,41 @@
+# Shared by the backlog benchmarks that run on the GPU host
+# (bench-utilization.sh, bench-multigpu.sh, bench-fragmentation.sh). Source it.
+
+# bench_header NAME CARRY SUMMARY [EXTRA]: the run's first lines, on stdout
+# and appended to SUMMARY: name and UTC date, the bundle's build-info.txt,
+# the host (cores, memory, then EXTRA) and each GPU's index, name, driver and memory.
+bench_header() {
+  local name=$1 carry=$2 summary=$3 extra=${4:-}
+  echo "== $name $(date -u +%Y-%m-%dT%H:%M:%SZ)" | tee -a "$summary"
+  [ -f "$carry/build-info.txt" ] && tee -a "$summary" < "$carry/build-info.txt"
+  echo "host: $(uname -n), $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)${extra:+, $extra}" |
+    tee -a "$summary"
+  command -v nvidia-smi > /dev/null &&
+    nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$summary"
+  return 0
+}
+
+# bench_bundle WORK OUT NAME JOBS...: packs WORK/reports, WORK/logs, JOBS (job
+# files), WORK/inputs/verification_key.json, WORK/summary.txt and the proofs
+# of every WORK/out/<run>/<job> for the jobs named by the glob PROOFS_OF
+# (default j0) into OUT/NAME.tar.gz, and copies the summary and the reports
+# to OUT.
+bench_bundle() {
+  local work=$1 out=$2 name=$3
+  shift 3
+  local d run
+  mkdir -p "$work/bundle/proofs"
+  cp -r "$work/reports" "$work/logs" "$@" "$work/bundle/"
+  cp "$work/inputs/verification_key.json" "$work/bundle/" 2>/dev/null
+  for d in "$work"/out/*/${PROOFS_OF:-j0}; do
+    [ -d "$d" ] || continue
+    run=$(basename "$(dirname "$d")")
+    mkdir -p "$work/bundle/proofs/$run"
+    cp -r "$d" "$work/bundle/proofs/$run/"
+  done
+  cp "$work/summary.txt" "$work/bundle/"
+  (cd "$work/bundle" && tar czf "$out/$name.tar.gz" .)
+  cp "$work/summary.txt" "$out/summary.txt"
+  cp "$work"/reports/*.json "$out/" 2>/dev/null
+  return 0
+}
