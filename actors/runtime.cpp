@@ -54,12 +54,14 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   // Synthesis ahead of the GPU: by default two partitions per GPU worker, so
   // the first ones share every idle synthesizer's threads and reach the GPU
   // soon, widening (one each time a GPU worker runs dry) up to every
-  // synthesizer; see runtime_config::pacing.
+  // synthesizer; every synthesizer from the start when a synthesis runs on
+  // one thread whatever it is granted; see runtime_config::pacing.
   uint32_t pacing = cfg_.pacing;
   uint32_t max_pacing = cfg_.max_pacing;
   if (pacing == 0) {
-    pacing = std::max(1u, std::min(2 * workers, cfg_.synthesizers + workers));
-    if (max_pacing == 0) max_pacing = cfg_.synthesizers + workers;
+    const unsigned every = cfg_.synthesizers + workers;
+    pacing = cfg_.synthesis_shares_threads ? std::max(1u, std::min(2 * workers, every)) : std::max(1u, every);
+    if (max_pacing == 0) max_pacing = every;
   }
   max_pacing = std::max(pacing, max_pacing);
 

@@ -37,6 +37,11 @@ struct runtime_config {
   /// pacing held synthesis back); 0 = synthesizers + GPU workers when
   /// `pacing` is 0, else no widening beyond `pacing`.
   unsigned max_pacing = 0;
+  /// Whether one partition's synthesis uses every thread it is granted (the
+  /// plain model). When it does not (--synthesis-model lc), few partitions in
+  /// synthesis gain nothing from idle threads, and pacing 0 starts at
+  /// synthesizers + GPU workers instead.
+  bool synthesis_shares_threads = true;
   memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< for partition estimates
   /// Run key loaders, synthesizers, GPU workers and finalizers on their own
   /// threads (production); false keeps everything on the scheduler, which

@@ -128,15 +128,14 @@ void dispatch(scheduler_pointer self) {
   // Partitions in order; each goes to the parked pull that suits it best: the
   // device with the fewest partitions in flight, then the worker, then the
   // oldest pull. A partition no parked pull can take does not hold back the
-  // ones behind it.
+  // ones behind it. One granted after a partition still in synthesis goes
+  // only to a worker holding nothing (it would idle otherwise).
   for (auto it = st.ready.begin(); it != st.ready.end() && !st.pulls.empty();) {
-    if (it->second.part.ticket >= st.next_ticket) {  // an earlier grant is still synthesizing
-      ++it;
-      continue;
-    }
+    const bool in_order = it->second.part.ticket < st.next_ticket;
     auto best = st.pulls.end();
     std::tuple<unsigned, size_t, uint64_t> best_rank{};
     for (auto q = st.pulls.begin(); q != st.pulls.end(); ++q) {
+      if (!in_order && !st.workers[q->worker].in_flight.empty()) continue;
       if (!can_prove(self, it->second, q->device)) continue;
       std::tuple<unsigned, size_t, uint64_t> rank{st.devices[q->device].in_flight,
                                                   st.workers[q->worker].in_flight.size(), q->seq};

@@ -6,12 +6,18 @@
 // itself never blocks.
 //
 // Order: partitions are handed out in grant order. Every grant carries a
-// ticket (1, 2, ...); a ready partition goes out only once every earlier
-// ticket is ready too or skipped (its synthesis failed). Synthesizers working
-// in parallel finish in any order, so without this partition k+1 of a job
-// could reach the GPU before partition k. The price is bounded: a partition
-// waits at most for the rest of a synthesis that started before its own, and
-// under a backlog (partitions ready ahead of the GPU) it costs nothing.
+// ticket (1, 2, ...); a ready partition goes to a worker's look-ahead only
+// once every earlier ticket is ready too or skipped (its synthesis failed).
+// Synthesizers working in parallel finish in any order, so without this
+// partition k+1 of a job could take the look-ahead slot before partition k.
+// A worker holding nothing, though, takes the first ready partition it may
+// prove, earlier tickets or not: a GPU lane never idles while a partition is
+// ready for it. Syntheses whose times vary (a real circuit's, or
+// --synthesis-model lc) would otherwise hold the GPU idle for the rest of the
+// slowest earlier synthesis. The price of that exception is bounded too: an
+// earlier partition that becomes ready waits at most for the one that went
+// ahead of it, and under a backlog (partitions ready ahead of the GPU) every
+// worker holds something and the order is the grant order.
 //
 // Backends: every pull names its worker's backend index: the primary
 // backends (GPUs) 0 .. devices-1, and the fallback (with CUDA, the CPU) at

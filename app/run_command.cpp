@@ -269,6 +269,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   rc.finalizers = opts.finalizers;
   rc.pacing = opts.synthesis_ahead;  // 0: the runtime's default
   rc.max_pacing = opts.synthesis_ahead_max;
+  rc.synthesis_shares_threads = opts.synthesis_model == "plain";  // lc synthesizes on one thread
   rc.fallback = choice.fallback;  // retries the GPUs could not prove
   configure_memory(rc, choice, synthesizers, /*pool=*/opts.pinned_pool);
   spdlog::info("memory budget {}{}", memory::format_bytes(rc.memory_budget),

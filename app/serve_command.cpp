@@ -401,6 +401,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   rc.synthesizers = o.no_local_proving ? 0 : synthesizers;
   rc.finalizers = o.finalizers;
   rc.pacing = o.synthesis_ahead;
+  rc.synthesis_shares_threads = o.synthesis_model == "plain";  // lc synthesizes on one thread
   rc.fallback = choice.fallback;  // retries the GPUs could not prove
   rc.keep_keys = true;  // a daemon keeps keys warm across submissions
   configure_memory(rc, choice, synthesizers, /*pool=*/!o.no_local_proving);

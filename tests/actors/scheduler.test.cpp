@@ -1,6 +1,7 @@
-// The scheduler on its own: partitions go to GPU workers in grant order
-// (tickets) and, among those free to go, in the global order; parked pulls are
-// answered as soon as a partition may go.
+// The scheduler on its own: partitions go to GPU workers' look-ahead in grant
+// order (tickets), to an idle worker as soon as they are ready, and, among
+// those free to go, in the global order; parked pulls are answered as soon as
+// a partition may go.
 #include <doctest/doctest.h>
 
 #include "actors/scheduler.hpp"
@@ -57,21 +58,37 @@ using strings = std::vector<std::string>;
 
 }  // namespace
 
-TEST_CASE_FIXTURE(sched_fixture, "a partition waits for every partition granted before it") {
-  self->send(s, pull_atom::value, int32_t{0});  // a worker waits before anything is ready
+TEST_CASE_FIXTURE(sched_fixture, "a busy worker's look-ahead waits for every partition granted before it") {
+  self->send(s, ready_atom::value, ready_part(3, priority::high, 0, 1));
+  self->send(s, pull_atom::value, int32_t{0});
   sched.run();
-  // Granted as tickets 1..4; synthesis finishes in the order 4, 3, 1, 2.
+  CHECK(handed() == strings{"w3_0"});  // the worker now proves ticket 1
+  self->send(s, pull_atom::value, int32_t{0});  // its look-ahead
+  // Granted as tickets 1..4; synthesis finishes in the order 1, 4, 3, 2.
   self->send(s, ready_atom::value, ready_part(2, priority::normal, 0, 4));
   self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 3));
   sched.run();
-  CHECK(handed().empty());  // tickets 1 and 2 are still being synthesized
-  self->send(s, ready_atom::value, ready_part(3, priority::high, 0, 1));
-  sched.run();
-  CHECK(handed() == strings{"w3_0"});
+  CHECK(handed().empty());  // ticket 2 is still being synthesized
   self->send(s, ready_atom::value, ready_part(1, priority::normal, 0, 2));
-  for (int i = 0; i < 3; ++i) self->send(s, pull_atom::value, int32_t{0});
+  for (int i = 0; i < 2; ++i) self->send(s, pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w1_0", "w1_1", "w2_0"});
+}
+
+TEST_CASE_FIXTURE(sched_fixture,
+                  "an idle worker takes a ready partition while an earlier grant is in synthesis") {
+  self->send(s, ready_atom::value, ready_part(2, priority::normal, 0, 3));
+  self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 2));
+  self->send(s, pull_atom::value, int32_t{0});  // the worker holds nothing
+  sched.run();
+  CHECK(handed() == strings{"w1_1"});  // ticket 1 is still in synthesis; the best ready one goes
+  self->send(s, pull_atom::value, int32_t{0});  // a look-ahead: it keeps grant order
+  sched.run();
+  CHECK(handed().empty());
+  self->send(s, done_atom::value, uint64_t{1}, uint32_t{1});  // idle again
+  self->send(s, pull_atom::value, int32_t{0});
+  sched.run();
+  CHECK(handed() == strings{"w2_0"});
 }
 
 TEST_CASE_FIXTURE(sched_fixture,
@@ -88,11 +105,15 @@ TEST_CASE_FIXTURE(sched_fixture,
 }
 
 TEST_CASE_FIXTURE(sched_fixture, "a skipped ticket releases the partitions behind it") {
+  self->send(s, ready_atom::value, ready_part(5, priority::normal, 0, 1));
   self->send(s, pull_atom::value, int32_t{0});
-  self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 2));
+  sched.run();
+  CHECK(handed() == strings{"w5_0"});  // busy from now on
+  self->send(s, pull_atom::value, int32_t{0});
+  self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 3));
   sched.run();
   CHECK(handed().empty());
-  self->send(s, skip_atom::value, uint64_t{1});  // ticket 1's synthesis failed
+  self->send(s, skip_atom::value, uint64_t{2});  // ticket 2's synthesis failed
   sched.run();
   CHECK(handed() == strings{"w1_1"});
 }
