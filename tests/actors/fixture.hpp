@@ -17,15 +17,9 @@
 
 #include "actors/runtime.hpp"
 #include "tests/actors/fakes.hpp"
+#include "tests/support/actor_system.hpp"
 
 namespace proofline::test {
-
-inline caf::actor_system_config& deterministic(caf::actor_system_config& cfg) {
-  cfg.set("scheduler.policy", caf::atom("testing"));
-  cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  cfg.set("logger.console-verbosity", caf::atom("quiet"));
-  return cfg;
-}
 
 struct det_fixture {
   caf::actor_system_config cfg;
