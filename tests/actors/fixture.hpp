@@ -99,6 +99,14 @@ struct det_fixture {
     return fetch<job_report>();
   }
 
+  /// Starts the pipeline on `backends`, submits `spec` and returns the
+  /// report of the finished job.
+  job_report prove_job(runtime_config rc, std::vector<std::shared_ptr<gpu::backend>> backends,
+                       const job_spec& spec) {
+    start(std::move(rc), std::move(backends));
+    return report(submit(spec));
+  }
+
   memory_stats memory() {
     self->send(rt->memory(), stats_atom::value);
     sched.run();
