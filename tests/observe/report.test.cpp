@@ -1,6 +1,7 @@
 // observe/report: the run report's figures and JSON, from a hand-built record
 // whose busy time, gaps and rates are worked out in each case.
 #include "observe/report.hpp"
+#include "tests/support/job_reports.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,29 +12,10 @@
 
 using namespace proofline;
 using namespace proofline::observe;
+using namespace proofline::test;
 using json = nlohmann::json;
 
 namespace {
-
-/// A done partition proved on `gpu` lane `lane` with the given device spans;
-/// its stages end to end around them.
-partition_report proved(uint32_t index, int gpu, int lane, std::vector<named_span> device,
-                        uint64_t synthesizer = 11, uint64_t finalizer = 21) {
-  partition_report p;
-  p.index = index;
-  p.state = partition_state::done;
-  double first = device.empty() ? 0 : device.front().start;
-  double last = device.empty() ? 0 : device.back().end;
-  p.spans.synthesize = {first - 5, first - 1};
-  p.spans.prove = {first - 0.5, last + 0.5};
-  p.spans.finalize = {last + 1, last + 3};
-  p.spans.device = std::move(device);
-  p.spans.gpu = gpu;
-  p.spans.lane = lane;
-  p.spans.synthesizer = synthesizer;
-  p.spans.finalizer = finalizer;
-  return p;
-}
 
 /// Two partitions on one CUDA GPU: 10..20 (upload 10..12, kernels 12..20) and
 /// 18..30 (upload 18..21 under the first one's compute, kernels 21..30), then

@@ -1,7 +1,9 @@
 // Job reports as the registry hands them out, built by hand for the tests of
-// what reads them (tests/observe: the summary, the HTML page).
+// what reads them (tests/observe: the summary, the HTML page, the report and
+// the trace).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +34,28 @@ inline job_report failed_job(std::string id, const std::vector<partition_state>&
   j.has_error = true;
   j.error = {std::move(file), std::move(message)};
   return j;
+}
+
+/// A done partition proved on `gpu` lane `lane` with the given device spans;
+/// its stages end to end around them: synthesis 5..1 ms before the first
+/// device span, prove() 0.5 ms either side of them, finalization 1..3 ms
+/// after the last.
+inline partition_report proved(uint32_t index, int gpu, int lane, std::vector<named_span> device,
+                               uint64_t synthesizer = 11, uint64_t finalizer = 21) {
+  partition_report p;
+  p.index = index;
+  p.state = partition_state::done;
+  double first = device.empty() ? 0 : device.front().start;
+  double last = device.empty() ? 0 : device.back().end;
+  p.spans.synthesize = {first - 5, first - 1};
+  p.spans.prove = {first - 0.5, last + 0.5};
+  p.spans.finalize = {last + 1, last + 3};
+  p.spans.device = std::move(device);
+  p.spans.gpu = gpu;
+  p.spans.lane = lane;
+  p.spans.synthesizer = synthesizer;
+  p.spans.finalizer = finalizer;
+  return p;
 }
 
 }  // namespace proofline::test
