@@ -44,6 +44,21 @@ std::string http(uint16_t port, const std::string& request) {
   return reply;
 }
 
+/// The runtime behind a server: counts the calls and gives figures while
+/// `available`.
+struct runtime_figures {
+  std::atomic<int> calls{0};
+  std::atomic<bool> available{true};
+
+  metrics_provider provider() {
+    return [this]() -> std::optional<std::string> {
+      ++calls;
+      if (!available) return std::nullopt;
+      return std::string("proofline_up 1\n");
+    };
+  }
+};
+
 std::string get(uint16_t port, const std::string& path) {
   return http(port, "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n");
 }
@@ -161,14 +176,9 @@ TEST_CASE("each path gets its answer; only /metrics and /readyz ask the runtime"
   CHECK(answer_metrics_request("GET", "/readyz", {}).status == 503);
 }
 
-TEST_CASE("the server answers /metrics with the provider's text and other paths with errors") {
-  std::atomic<int> calls{0};
-  std::atomic<bool> available{true};
-  metrics_server server({"127.0.0.1", 0}, [&]() -> std::optional<std::string> {
-    ++calls;
-    if (!available) return std::nullopt;
-    return std::string("proofline_up 1\n");
-  });
+TEST_CASE_FIXTURE(runtime_figures,
+                  "the server answers /metrics with the provider's text and other paths with errors") {
+  metrics_server server({"127.0.0.1", 0}, provider());
   REQUIRE(server.port() != 0);
   CHECK(server.url() == "http://127.0.0.1:" + std::to_string(server.port()) + "/metrics");
 
@@ -187,14 +197,10 @@ TEST_CASE("the server answers /metrics with the provider's text and other paths 
   CHECK(server.scrapes() == 1);
 }
 
-TEST_CASE("/healthz answers while the runtime does not; /readyz only when it gives figures") {
-  std::atomic<int> calls{0};
-  std::atomic<bool> available{false};
-  metrics_server server({"127.0.0.1", 0}, [&]() -> std::optional<std::string> {
-    ++calls;
-    if (!available) return std::nullopt;
-    return std::string("proofline_up 1\n");
-  });
+TEST_CASE_FIXTURE(runtime_figures,
+                  "/healthz answers while the runtime does not; /readyz only when it gives figures") {
+  available = false;
+  metrics_server server({"127.0.0.1", 0}, provider());
   std::string health = get(server.port(), "/healthz");
   CHECK(health.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   CHECK(health.substr(health.size() - 3) == "ok\n");
