@@ -18,6 +18,7 @@
 #include "actors/runtime.hpp"
 #include "tests/actors/fakes.hpp"
 #include "tests/support/actor_system.hpp"
+#include "tests/support/jobs.hpp"
 
 namespace proofline::test {
 
@@ -113,17 +114,5 @@ struct det_fixture {
     return fetch<memory_stats>();
   }
 };
-
-inline job_spec make_job(std::string id, std::vector<std::string> witnesses,
-                         priority prio = priority::normal, std::string zkey = "circuit.zkey") {
-  job_spec s;
-  s.id = id;
-  s.zkey = std::move(zkey);
-  s.single = witnesses.size() == 1;
-  s.witnesses = std::move(witnesses);
-  s.out = "out/" + id;
-  s.prio = prio;
-  return s;
-}
 
 }  // namespace proofline::test

@@ -48,14 +48,14 @@ TEST_CASE_FIXTURE(sched_fixture, "a partition waits for every partition granted 
   self->send(s, pull_atom::value, int32_t{0});  // a worker waits before anything is ready
   sched.run();
   // Granted as tickets 1..4; synthesis finishes in the order 4, 3, 1, 2.
-  self->send(s, ready_atom::value, ready_partition(nullptr, 2, 0, 4, priority::normal));
-  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 3, priority::normal));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 2, 0, 4));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 3));
   sched.run();
   CHECK(handed().empty());  // tickets 1 and 2 are still being synthesized
   self->send(s, ready_atom::value, ready_partition(nullptr, 3, 0, 1, priority::high));
   sched.run();
   CHECK(handed() == strings{"w3_0"});
-  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 0, 2, priority::normal));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 0, 2));
   for (int i = 0; i < 3; ++i) self->send(s, pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w1_0", "w1_1", "w2_0"});
@@ -63,11 +63,11 @@ TEST_CASE_FIXTURE(sched_fixture, "a partition waits for every partition granted 
 
 TEST_CASE_FIXTURE(sched_fixture,
                   "among partitions free to go the best by priority, job and index goes first") {
-  self->send(s, ready_atom::value, ready_partition(nullptr, 2, 0, 1, priority::normal));
-  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 2, priority::normal));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 2, 0, 1));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 2));
   self->send(s, ready_atom::value, ready_partition(nullptr, 4, 0, 3, priority::low));
   self->send(s, ready_atom::value, ready_partition(nullptr, 3, 0, 4, priority::critical));
-  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 0, 5, priority::normal));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 0, 5));
   sched.run();
   for (int i = 0; i < 5; ++i) self->send(s, pull_atom::value, int32_t{0});
   sched.run();
@@ -76,7 +76,7 @@ TEST_CASE_FIXTURE(sched_fixture,
 
 TEST_CASE_FIXTURE(sched_fixture, "a skipped ticket releases the partitions behind it") {
   self->send(s, pull_atom::value, int32_t{0});
-  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 2, priority::normal));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 2));
   sched.run();
   CHECK(handed().empty());
   self->send(s, skip_atom::value, uint64_t{1});  // ticket 1's synthesis failed
@@ -106,9 +106,9 @@ TEST_CASE("placed partitions go only to the backends they admit; a lost one's go
   cpu->send(s, pull_atom::value, int32_t{2});
   sched.run();
   // Ticket 1 may only go to GPU 1, ticket 2 anywhere but GPU 1, ticket 3 to the fallback.
-  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 1, 0, 1, priority::normal), {1, false}));
-  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 1, 1, 2, priority::normal), {1, true}));
-  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 1, 2, 3, priority::normal), {2, false}));
+  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 1, 0, 1), {1, false}));
+  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 1, 1, 2), {1, true}));
+  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 1, 2, 3), {2, false}));
   sched.run();
   CHECK(take(gpu1) == "w1_0");
   CHECK(take(gpu0) == "w1_1");
@@ -119,13 +119,13 @@ TEST_CASE("placed partitions go only to the backends they admit; a lost one's go
   gpu1->send(s, lost_atom::value, int32_t{1});
   gpu1->send(s, pull_atom::value, int32_t{1});
   gpu0->send(s, pull_atom::value, int32_t{0});
-  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 2, 0, 4, priority::normal), {1, false}));
+  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 2, 0, 4), {1, false}));
   sched.run();
   CHECK(take(gpu1).empty());
   CHECK(take(gpu0) == "w2_0");
   gpu0->send(s, lost_atom::value, int32_t{0});
   cpu->send(s, pull_atom::value, int32_t{2});
-  gpu0->send(s, ready_atom::value, ready_partition(nullptr, 3, 0, 5, priority::normal));
+  gpu0->send(s, ready_atom::value, ready_partition(nullptr, 3, 0, 5));
   sched.run();
   CHECK(take(cpu) == "w3_0");
   CHECK(take(gpu1).empty());
