@@ -22,26 +22,16 @@ namespace {
 /// a third after idle time: kernels 34..40. Union 10..30 + 34..40 = 26 ms over
 /// a 30 ms window; kernel gaps: 21 - 20 = 1 ms, 34 - 30 = 4 ms.
 run_record two_lane_record() {
-  run_record rec;
-  rec.wall_ms = 2000;
-  rec.synthesizers = 2;
-  rec.finalizers = 2;
-  rec.backends.push_back({"cuda", "CUDA device 3: Test GPU", 3, 2});
-  job_report j;
-  j.id = "batch";
-  j.state = job_state::done;
-  j.partitions.push_back(
-      proved(0, 0, 0, {{"upload", 10, 12}, {"ntt_a", 12, 15}, {"msm_h", 15, 20}}));
-  j.partitions.push_back(
-      proved(1, 0, 1, {{"upload", 18, 21}, {"ntt_a", 21, 25}, {"msm_h", 25, 30}}, 12, 22));
-  j.partitions.push_back(proved(2, 0, 0, {{"ntt_a", 34, 37}, {"msm_h", 37, 40}}));
   partition_report failed;
   failed.index = 3;
   failed.state = partition_state::failed;
   failed.error = {"w3.wtns", "w3.wtns: 1520 witness values, circuit.zkey expects 1521"};
-  j.partitions.push_back(failed);
-  rec.jobs.push_back(j);
-  return rec;
+  job_report j = job_with("batch", job_state::done, {});
+  j.partitions = {
+      proved(0, 0, 0, {{"upload", 10, 12}, {"ntt_a", 12, 15}, {"msm_h", 15, 20}}),
+      proved(1, 0, 1, {{"upload", 18, 21}, {"ntt_a", 21, 25}, {"msm_h", 25, 30}}, 12, 22),
+      proved(2, 0, 0, {{"ntt_a", 34, 37}, {"msm_h", 37, 40}}), failed};
+  return one_gpu_run(2000, 3, 2, 2, 2, {j});
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "messages/catalogue.hpp"
+#include "observe/report.hpp"
 
 namespace proofline::test {
 
@@ -56,6 +57,21 @@ inline partition_report proved(uint32_t index, int gpu, int lane, std::vector<na
   p.spans.synthesizer = synthesizer;
   p.spans.finalizer = finalizer;
   return p;
+}
+
+/// A run of `jobs` on one CUDA device `device` with `lanes` worker lanes,
+/// named "CUDA device <device>: Test GPU", and the given pool sizes.
+inline observe::run_record one_gpu_run(double wall_ms, int device, unsigned lanes,
+                                       unsigned synthesizers, unsigned finalizers,
+                                       std::vector<job_report> jobs) {
+  observe::run_record rec;
+  rec.wall_ms = wall_ms;
+  rec.synthesizers = synthesizers;
+  rec.finalizers = finalizers;
+  rec.backends.push_back(
+      {"cuda", "CUDA device " + std::to_string(device) + ": Test GPU", device, lanes});
+  rec.jobs = std::move(jobs);
+  return rec;
 }
 
 }  // namespace proofline::test
