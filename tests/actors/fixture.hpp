@@ -17,15 +17,10 @@
 
 #include "actors/runtime.hpp"
 #include "tests/actors/fakes.hpp"
+#include "tests/support/actor_system.hpp"
+#include "tests/support/jobs.hpp"
 
 namespace proofline::test {
-
-inline caf::actor_system_config& deterministic(caf::actor_system_config& cfg) {
-  cfg.set("scheduler.policy", caf::atom("testing"));
-  cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  cfg.set("logger.console-verbosity", caf::atom("quiet"));
-  return cfg;
-}
 
 struct det_fixture {
   caf::actor_system_config cfg;
@@ -105,23 +100,19 @@ struct det_fixture {
     return fetch<job_report>();
   }
 
+  /// Starts the pipeline on `backends`, submits `spec` and returns the
+  /// report of the finished job.
+  job_report prove_job(runtime_config rc, std::vector<std::shared_ptr<gpu::backend>> backends,
+                       const job_spec& spec) {
+    start(std::move(rc), std::move(backends));
+    return report(submit(spec));
+  }
+
   memory_stats memory() {
     self->send(rt->memory(), stats_atom::value);
     sched.run();
     return fetch<memory_stats>();
   }
 };
-
-inline job_spec make_job(std::string id, std::vector<std::string> witnesses,
-                         priority prio = priority::normal, std::string zkey = "circuit.zkey") {
-  job_spec s;
-  s.id = id;
-  s.zkey = std::move(zkey);
-  s.single = witnesses.size() == 1;
-  s.witnesses = std::move(witnesses);
-  s.out = "out/" + id;
-  s.prio = prio;
-  return s;
-}
 
 }  // namespace proofline::test

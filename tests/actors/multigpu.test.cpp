@@ -14,6 +14,7 @@
 #include "actors/retry_policy.hpp"
 #include "actors/scheduler.hpp"
 #include "tests/actors/fixture.hpp"
+#include "tests/support/partitions.hpp"
 
 using namespace proofline;
 using namespace proofline::test;
@@ -241,29 +242,6 @@ TEST_CASE_FIXTURE(det_fixture, "a key that fits no device fails its job naming e
 
 namespace {
 
-/// A key object for scheduler tests (the scheduler reads its address and path only).
-zk::groth16::key_ptr fake_key(const std::string& path) {
-  auto k = std::make_shared<zk::groth16::proving_key_base>();
-  k->path = path;
-  return k;
-}
-
-synthesized_partition part_of(const zk::groth16::key_ptr& key, uint64_t seq, uint32_t index,
-                              uint64_t ticket, priority prio = priority::normal) {
-  auto j = std::make_shared<job_context>();
-  j->seq = seq;
-  j->key = key;
-  j->spec.prio = prio;
-  j->spec.witnesses.assign(index + 1, "");
-  j->spec.witnesses[index] = "w" + std::to_string(seq) + "_" + std::to_string(index);
-  synthesized_partition p;
-  p.part.job = j;
-  p.part.index = index;
-  p.part.ticket = ticket;
-  p.reservation = std::make_shared<memory::reservation>(ticket, 1, nullptr);
-  return p;
-}
-
 /// The scheduler and three workers (hidden scoped actors) on devices 0, 1, 2.
 struct devices_fixture {
   caf::actor_system_config cfg;
@@ -315,17 +293,17 @@ TEST_CASE_FIXTURE(devices_fixture, "an idle device is served before a busy devic
   auto key = fake_key("k.zkey");
   for (int d = 0; d < 3; ++d) prepared(key, d);
   pull(0);
-  ready(part_of(key, 1, 0, 1));
+  ready(ready_partition(key, 1, 0, 1));
   CHECK(got(0) == strings{"w1_0"});  // device 0 proves it
   pull(0);                          // ... and asks ahead for its next one
   pull(1);                          // device 1 is idle
-  ready(part_of(key, 1, 1, 2));
+  ready(ready_partition(key, 1, 1, 2));
   CHECK(got(0).empty());
   CHECK(got(1) == strings{"w1_1"});
   pull(2);
-  ready(part_of(key, 1, 2, 3));
+  ready(ready_partition(key, 1, 2, 3));
   CHECK(got(2) == strings{"w1_2"});  // idle device 2 before device 0's look-ahead
-  ready(part_of(key, 1, 3, 4));
+  ready(ready_partition(key, 1, 3, 4));
   CHECK(got(0) == strings{"w1_3"});  // then the look-ahead
 }
 
@@ -337,8 +315,8 @@ TEST_CASE_FIXTURE(devices_fixture,
   prepared(small, 0);
   prepared(small, 1);
   prepared(big, 1, false);  // device 1 cannot hold big.zkey
-  ready(part_of(big, 1, 0, 1, priority::high));
-  ready(part_of(small, 2, 0, 2));
+  ready(ready_partition(big, 1, 0, 1, priority::high));
+  ready(ready_partition(small, 2, 0, 2));
   pull(1);
   CHECK(got(1) == strings{"w2_0"});
   pull(0);
@@ -348,7 +326,7 @@ TEST_CASE_FIXTURE(devices_fixture,
 TEST_CASE_FIXTURE(devices_fixture, "a key's partitions wait until a device has prepared it") {
   auto key = fake_key("k.zkey");
   pull(0);
-  ready(part_of(key, 1, 0, 1));
+  ready(ready_partition(key, 1, 0, 1));
   CHECK(got(0).empty());
   prepared(key, 0);
   CHECK(got(0) == strings{"w1_0"});
@@ -369,7 +347,7 @@ TEST_CASE_FIXTURE(devices_fixture,
       case 0: {  // a partition is ready
         const auto& key = keys[rng() % keys.size()];
         ++ticket;
-        ready(part_of(key, ticket, 0, ticket, static_cast<priority>(rng() % 4)));
+        ready(ready_partition(key, ticket, 0, ticket, static_cast<priority>(rng() % 4)));
         break;
       }
       case 1:

@@ -13,42 +13,51 @@
 #include "actors/retry_policy.hpp"
 #include "actors/runtime.hpp"
 #include "tests/actors/fakes.hpp"
+#include "tests/actors/fixture.hpp"
+#include "tests/support/actor_system.hpp"
 
 using namespace proofline;
 using namespace proofline::test;
 
-TEST_CASE("synthesis of partition k+1 overlaps the proving of partition k on the real scheduler") {
-  caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
-  cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  cfg.set("logger.console-verbosity", caf::atom("quiet"));
-  caf::actor_system sys(cfg);
-  auto world = std::make_shared<fake_world>();
-  world->synth_delay = std::chrono::milliseconds(50);
-  world->prove_delay = std::chrono::milliseconds(40);
+namespace {
 
-  runtime_config rc;
-  rc.memory_budget = 64 * fake_partition_bytes;
-  rc.synthesizers = 2;
-  rc.pacing = 1;  // synthesize just in time: one granted partition ahead of the GPU
-  rc.detach = true;
-  job_report report;
-  {
-    runtime rt(sys, rc, world->ops(), {world->backend()});
+/// The detached pipeline on the real scheduler (two threads) and a fake
+/// world: proves one job on `backends` and returns its report once the
+/// runtime has shut down.
+struct realtime_run {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{threaded(cfg, 2)};
+  std::shared_ptr<fake_world> world = std::make_shared<fake_world>();
+
+  job_report prove(runtime_config rc, std::vector<std::shared_ptr<gpu::backend>> backends,
+                   const job_spec& spec, std::chrono::seconds await_for) {
+    rc.memory_budget = 64 * fake_partition_bytes;
+    rc.synthesizers = 2;
+    rc.detach = true;
+    job_report report;
+    runtime rt(sys, rc, world->ops(), std::move(backends));
     caf::scoped_actor self(sys);
-    job_spec spec;
-    spec.id = "four";
-    spec.zkey = "circuit.zkey";
-    spec.witnesses = {"p0.wtns", "p1.wtns", "p2.wtns", "p3.wtns"};
-    spec.single = false;
-    spec.out = "out/four";
     uint64_t seq = 0;
     self->request(rt.registry(), std::chrono::seconds(10), submit_atom::value, spec)
         .receive([&](uint64_t s) { seq = s; }, [&](caf::error& e) { FAIL(sys.render(e)); });
-    self->request(rt.registry(), std::chrono::seconds(10), await_atom::value, seq)
+    self->request(rt.registry(), await_for, await_atom::value, seq)
         .receive([&](job_report& r) { report = std::move(r); },
                  [&](caf::error& e) { FAIL(sys.render(e)); });
+    return report;
   }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(realtime_run,
+                  "synthesis of partition k+1 overlaps the proving of partition k on the real scheduler") {
+  world->synth_delay = std::chrono::milliseconds(50);
+  world->prove_delay = std::chrono::milliseconds(40);
+  runtime_config rc;
+  rc.pacing = 1;  // synthesize just in time: one granted partition ahead of the GPU
+  job_report report = prove(rc, {world->backend()},
+                            make_job("four", {"p0.wtns", "p1.wtns", "p2.wtns", "p3.wtns"}),
+                            std::chrono::seconds(10));
   REQUIRE(report.state == job_state::done);
 
   auto j = nlohmann::json::parse(world->file("out/four/result.json"));
@@ -68,40 +77,16 @@ TEST_CASE("synthesis of partition k+1 overlaps the proving of partition k on the
         std::vector<std::string>{"p0.wtns", "p1.wtns", "p2.wtns", "p3.wtns"});
 }
 
-TEST_CASE("three detached devices, one of which stops working, prove every partition once") {
-  caf::actor_system_config cfg;
-  cfg.set("scheduler.max-threads", 2);
-  cfg.set("logger.file-verbosity", caf::atom("quiet"));
-  cfg.set("logger.console-verbosity", caf::atom("quiet"));
-  caf::actor_system sys(cfg);
-  auto world = std::make_shared<fake_world>();
+TEST_CASE_FIXTURE(realtime_run,
+                  "three detached devices, one of which stops working, prove every partition once") {
   world->synth_delay = std::chrono::milliseconds(5);
   world->prove_delay = std::chrono::milliseconds(10);
   world->fails_after[2] = 2;  // device 2 proves two partitions, then throws
-
-  runtime_config rc;
-  rc.memory_budget = 64 * fake_partition_bytes;
-  rc.synthesizers = 2;
-  rc.detach = true;
   std::vector<std::string> witnesses;
   for (int i = 0; i < 24; ++i) witnesses.push_back("m" + std::to_string(i) + ".wtns");
-  job_report report;
-  {
-    runtime rt(sys, rc, world->ops(), {world->backend(0), world->backend(1), world->backend(2)});
-    caf::scoped_actor self(sys);
-    job_spec spec;
-    spec.id = "many";
-    spec.zkey = "circuit.zkey";
-    spec.witnesses = witnesses;
-    spec.single = false;
-    spec.out = "out/many";
-    uint64_t seq = 0;
-    self->request(rt.registry(), std::chrono::seconds(10), submit_atom::value, spec)
-        .receive([&](uint64_t s) { seq = s; }, [&](caf::error& e) { FAIL(sys.render(e)); });
-    self->request(rt.registry(), std::chrono::seconds(20), await_atom::value, seq)
-        .receive([&](job_report& r) { report = std::move(r); },
-                 [&](caf::error& e) { FAIL(sys.render(e)); });
-  }
+  job_report report =
+      prove(runtime_config{}, {world->backend(0), world->backend(1), world->backend(2)},
+            make_job("many", witnesses), std::chrono::seconds(20));
   REQUIRE(report.state == job_state::done);
   for (const auto& w : witnesses) {
     INFO(w);

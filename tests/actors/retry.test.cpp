@@ -81,9 +81,8 @@ TEST_CASE_FIXTURE(det_fixture,
                   "a backend that corrupts every proof: the CPU fallback proves each partition") {
   auto rc = small_runtime();
   rc.fallback = world->backend("cpu");
-  start(rc, {corrupting(world->backend("cuda"))});
-  auto seq = submit(make_job("j", {"j0.wtns", "j1.wtns", "j2.wtns"}));
-  auto r = report(seq);
+  auto r = prove_job(rc, {corrupting(world->backend("cuda"))},
+                     make_job("j", {"j0.wtns", "j1.wtns", "j2.wtns"}));
 
   CHECK(r.state == job_state::done);
   REQUIRE(r.partitions.size() == 3);
@@ -109,9 +108,8 @@ TEST_CASE_FIXTURE(det_fixture,
                   "a fallback that fails too fails the job, naming the partition and the backend") {
   auto rc = small_runtime();
   rc.fallback = corrupting(world->backend("cpu"));
-  start(rc, {corrupting(world->backend("cuda"))});
-  auto seq = submit(make_job("k", {"k0.wtns", "k1.wtns"}));
-  auto r = report(seq);
+  auto r = prove_job(rc, {corrupting(world->backend("cuda"))},
+                     make_job("k", {"k0.wtns", "k1.wtns"}));
 
   CHECK(r.state == job_state::failed);
   REQUIRE(r.partitions.size() == 2);
@@ -131,9 +129,8 @@ TEST_CASE_FIXTURE(det_fixture,
 
 TEST_CASE_FIXTURE(det_fixture, "a proof that fails on one GPU is proved again on the other") {
   auto rc = small_runtime();
-  start(rc, {corrupting(world->backend("gpu0")), world->backend("gpu1")});
-  auto seq = submit(make_job("m", {"m0.wtns", "m1.wtns", "m2.wtns", "m3.wtns"}));
-  auto r = report(seq);
+  auto r = prove_job(rc, {corrupting(world->backend("gpu0")), world->backend("gpu1")},
+                     make_job("m", {"m0.wtns", "m1.wtns", "m2.wtns", "m3.wtns"}));
 
   CHECK(r.state == job_state::done);
   auto ran = world->events_of("ran");
@@ -157,9 +154,8 @@ TEST_CASE_FIXTURE(det_fixture,
   auto rc = small_runtime();
   rc.fallback = world->backend("cpu");
   world->lost_kinds.insert("cuda");
-  start(rc, {world->backend("cuda")});
-  auto seq = submit(make_job("l", {"l0.wtns", "l1.wtns", "l2.wtns", "l3.wtns"}));
-  auto r = report(seq);
+  auto r = prove_job(rc, {world->backend("cuda")},
+                     make_job("l", {"l0.wtns", "l1.wtns", "l2.wtns", "l3.wtns"}));
 
   CHECK(r.state == job_state::done);
   auto ran = world->events_of("ran");
@@ -182,9 +178,8 @@ TEST_CASE_FIXTURE(det_fixture,
 
 TEST_CASE_FIXTURE(det_fixture, "a lost device without another backend fails its jobs, not hangs") {
   world->lost_kinds.insert("cuda");
-  start(small_runtime(), {world->backend("cuda")});
-  auto seq = submit(make_job("n", {"n0.wtns", "n1.wtns"}));
-  auto r = report(seq);
+  auto r = prove_job(small_runtime(), {world->backend("cuda")},
+                     make_job("n", {"n0.wtns", "n1.wtns"}));
   CHECK(r.state == job_state::failed);
   // n0 met the loss (a counted retry, with nowhere left to go); n1, if the
   // worker already held it, moved without one. Both fail naming the loss.

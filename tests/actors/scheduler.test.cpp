@@ -6,25 +6,12 @@
 
 #include "actors/scheduler.hpp"
 #include "tests/actors/fixture.hpp"
+#include "tests/support/partitions.hpp"
 
 using namespace proofline;
 using namespace proofline::test;
 
 namespace {
-
-synthesized_partition ready_part(uint64_t seq, priority prio, uint32_t index, uint64_t ticket) {
-  auto j = std::make_shared<job_context>();
-  j->seq = seq;
-  j->spec.prio = prio;
-  j->spec.witnesses.assign(index + 1, "");
-  j->spec.witnesses[index] = "w" + std::to_string(seq) + "_" + std::to_string(index);
-  synthesized_partition p;
-  p.part.job = j;
-  p.part.index = index;
-  p.part.ticket = ticket;
-  p.reservation = std::make_shared<memory::reservation>(ticket, 1, nullptr);
-  return p;
-}
 
 struct sched_fixture {
   caf::actor_system_config cfg;
@@ -59,17 +46,17 @@ using strings = std::vector<std::string>;
 }  // namespace
 
 TEST_CASE_FIXTURE(sched_fixture, "a busy worker's look-ahead waits for every partition granted before it") {
-  self->send(s, ready_atom::value, ready_part(3, priority::high, 0, 1));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 3, 0, 1, priority::high));
   self->send(s, pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w3_0"});  // the worker now proves ticket 1
   self->send(s, pull_atom::value, int32_t{0});  // its look-ahead
   // Granted as tickets 1..4; synthesis finishes in the order 1, 4, 3, 2.
-  self->send(s, ready_atom::value, ready_part(2, priority::normal, 0, 4));
-  self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 3));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 2, 0, 4));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 3));
   sched.run();
   CHECK(handed().empty());  // ticket 2 is still being synthesized
-  self->send(s, ready_atom::value, ready_part(1, priority::normal, 0, 2));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 0, 2));
   for (int i = 0; i < 2; ++i) self->send(s, pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w1_0", "w1_1", "w2_0"});
@@ -77,8 +64,8 @@ TEST_CASE_FIXTURE(sched_fixture, "a busy worker's look-ahead waits for every par
 
 TEST_CASE_FIXTURE(sched_fixture,
                   "an idle worker takes a ready partition while an earlier grant is in synthesis") {
-  self->send(s, ready_atom::value, ready_part(2, priority::normal, 0, 3));
-  self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 2));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 2, 0, 3));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 2));
   self->send(s, pull_atom::value, int32_t{0});  // the worker holds nothing
   sched.run();
   CHECK(handed() == strings{"w1_1"});  // ticket 1 is still in synthesis; the best ready one goes
@@ -93,11 +80,11 @@ TEST_CASE_FIXTURE(sched_fixture,
 
 TEST_CASE_FIXTURE(sched_fixture,
                   "among partitions free to go the best by priority, job and index goes first") {
-  self->send(s, ready_atom::value, ready_part(2, priority::normal, 0, 1));
-  self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 2));
-  self->send(s, ready_atom::value, ready_part(4, priority::low, 0, 3));
-  self->send(s, ready_atom::value, ready_part(3, priority::critical, 0, 4));
-  self->send(s, ready_atom::value, ready_part(1, priority::normal, 0, 5));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 2, 0, 1));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 2));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 4, 0, 3, priority::low));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 3, 0, 4, priority::critical));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 0, 5));
   sched.run();
   for (int i = 0; i < 5; ++i) self->send(s, pull_atom::value, int32_t{0});
   sched.run();
@@ -105,12 +92,12 @@ TEST_CASE_FIXTURE(sched_fixture,
 }
 
 TEST_CASE_FIXTURE(sched_fixture, "a skipped ticket releases the partitions behind it") {
-  self->send(s, ready_atom::value, ready_part(5, priority::normal, 0, 1));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 5, 0, 1));
   self->send(s, pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w5_0"});  // busy from now on
   self->send(s, pull_atom::value, int32_t{0});
-  self->send(s, ready_atom::value, ready_part(1, priority::normal, 1, 3));
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 3));
   sched.run();
   CHECK(handed().empty());
   self->send(s, skip_atom::value, uint64_t{2});  // ticket 2's synthesis failed
@@ -140,9 +127,9 @@ TEST_CASE("placed partitions go only to the backends they admit; a lost one's go
   cpu->send(s, pull_atom::value, int32_t{2});
   sched.run();
   // Ticket 1 may only go to GPU 1, ticket 2 anywhere but GPU 1, ticket 3 to the fallback.
-  gpu0->send(s, ready_atom::value, placed(ready_part(1, priority::normal, 0, 1), {1, false}));
-  gpu0->send(s, ready_atom::value, placed(ready_part(1, priority::normal, 1, 2), {1, true}));
-  gpu0->send(s, ready_atom::value, placed(ready_part(1, priority::normal, 2, 3), {2, false}));
+  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 1, 0, 1), {1, false}));
+  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 1, 1, 2), {1, true}));
+  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 1, 2, 3), {2, false}));
   sched.run();
   CHECK(take(gpu1) == "w1_0");
   CHECK(take(gpu0) == "w1_1");
@@ -153,13 +140,13 @@ TEST_CASE("placed partitions go only to the backends they admit; a lost one's go
   gpu1->send(s, lost_atom::value, int32_t{1});
   gpu1->send(s, pull_atom::value, int32_t{1});
   gpu0->send(s, pull_atom::value, int32_t{0});
-  gpu0->send(s, ready_atom::value, placed(ready_part(2, priority::normal, 0, 4), {1, false}));
+  gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 2, 0, 4), {1, false}));
   sched.run();
   CHECK(take(gpu1).empty());
   CHECK(take(gpu0) == "w2_0");
   gpu0->send(s, lost_atom::value, int32_t{0});
   cpu->send(s, pull_atom::value, int32_t{2});
-  gpu0->send(s, ready_atom::value, ready_part(3, priority::normal, 0, 5));
+  gpu0->send(s, ready_atom::value, ready_partition(nullptr, 3, 0, 5));
   sched.run();
   CHECK(take(cpu) == "w3_0");
   CHECK(take(gpu1).empty());

@@ -16,10 +16,12 @@
 #include "bench/baseline/engine.hpp"
 #include "bench/baseline/report.hpp"
 #include "memory/arena.hpp"
+#include "tests/support/jobs.hpp"
 #include "zk/curves.hpp"
 
 using namespace proofline;
 using namespace proofline::bench::baseline;
+using namespace proofline::test;
 using curve = zk::bn254;
 
 namespace {
@@ -131,18 +133,6 @@ struct fake_world {
   }
 };
 
-job_spec job(std::string id, std::string zkey, std::vector<std::string> witnesses,
-             priority prio = priority::normal) {
-  job_spec s;
-  s.id = id;
-  s.zkey = std::move(zkey);
-  s.single = witnesses.size() == 1;
-  s.witnesses = std::move(witnesses);
-  s.out = "out/" + id;
-  s.prio = prio;
-  return s;
-}
-
 }  // namespace
 
 TEST_CASE("the baseline runs on glibc malloc, not jemalloc") {
@@ -164,8 +154,9 @@ TEST_CASE(
   cfg.finalizers = 2;
   std::atomic<int> trims{0};
   cfg.trim_hook = [&] { ++trims; };
-  auto r = run_engine({job("a", "k.zkey", {"a0", "a1", "a2", "a3"}), job("b", "k.zkey", {"b0"}),
-                       job("c", "k2.zkey", {"c0", "c1", "c2"})},
+  auto r = run_engine({make_job("a", {"a0", "a1", "a2", "a3"}, priority::normal, "k.zkey"),
+                       make_job("b", {"b0"}, priority::normal, "k.zkey"),
+                       make_job("c", {"c0", "c1", "c2"}, priority::normal, "k2.zkey")},
                       world.ops(), world.devices(2), cfg);
   CHECK(r.proofs == 8);
   CHECK(r.failed == 0);
@@ -205,8 +196,9 @@ TEST_CASE("partitions start in priority order, then job order") {
   cfg.synthesizers = 1;
   cfg.in_flight = 1;  // one partition at a time: the prove order is the start order
   auto r =
-      run_engine({job("low", "k.zkey", {"l0"}, priority::low), job("n", "k.zkey", {"n0", "n1"}),
-                  job("crit", "k.zkey", {"c0"}, priority::critical)},
+      run_engine({make_job("low", {"l0"}, priority::low, "k.zkey"),
+                  make_job("n", {"n0", "n1"}, priority::normal, "k.zkey"),
+                  make_job("crit", {"c0"}, priority::critical, "k.zkey")},
                  world.ops(), world.devices(1), cfg);
   CHECK(r.proofs == 4);
   CHECK(world.proved == std::vector<std::string>{"c0", "n0", "n1", "l0"});
@@ -217,8 +209,9 @@ TEST_CASE("a missing key, a bad witness and a failing prove fail only their own 
   world.fail_prove = {"a2"};
   engine_config cfg;
   cfg.trim_hook = [] {};
-  auto r = run_engine({job("a", "k.zkey", {"a0", "a1", "a2"}),
-                       job("m", "missing.zkey", {"m0", "m1"}), job("w", "k.zkey", {"w0", "bad1"})},
+  auto r = run_engine({make_job("a", {"a0", "a1", "a2"}, priority::normal, "k.zkey"),
+                       make_job("m", {"m0", "m1"}, priority::normal, "missing.zkey"),
+                       make_job("w", {"w0", "bad1"}, priority::normal, "k.zkey")},
                       world.ops(), world.devices(2), cfg);
   CHECK(r.proofs == 3);  // a0, a1, w0
   CHECK(r.failed == 4);  // a2, m0, m1, bad1
@@ -251,8 +244,9 @@ TEST_CASE("a GPU worker waits for the tracker lock while a finalizer trims under
     cfg.finalizers = 1;
     cfg.trim = trim;
     cfg.trim_hook = [&] { std::this_thread::sleep_for(trim_time); };
-    return run_engine({job("a", "k.zkey", {"a0", "a1", "a2", "a3", "a4", "a5"})}, world.ops(),
-                      world.devices(1), cfg);
+    return run_engine(
+        {make_job("a", {"a0", "a1", "a2", "a3", "a4", "a5"}, priority::normal, "k.zkey")},
+        world.ops(), world.devices(1), cfg);
   };
   auto with = run(true);
   REQUIRE(with.proofs == 6);

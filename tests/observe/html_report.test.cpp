@@ -1,6 +1,7 @@
 // app/html_report: utilization bins, escaping, and a page that carries its
 // data safely. (Rendering in a browser is tests/e2e/observability.sh.)
 #include "observe/html_report.hpp"
+#include "tests/support/job_reports.hpp"
 
 #include <doctest/doctest.h>
 
@@ -10,6 +11,7 @@
 
 using namespace proofline;
 using namespace proofline::observe;
+using namespace proofline::test;
 
 TEST_CASE("busy bins hold the covered fraction of each stretch of time") {
   // [0, 40) in 4 bins of 10 ms; busy 5..15 and 30..40.
@@ -95,20 +97,9 @@ TEST_CASE("the page and the report list every job with status, partitions and er
                                std::chrono::milliseconds(1764590684123));
   rec.wall_ms = 10;
   rec.backends.push_back({"cpu", "CPU backend, 2 threads", -1, 1});
-  job_report ok;
-  ok.id = "fine";
-  ok.out = "out/fine";
-  ok.state = job_state::done;
-  ok.partitions.resize(2);
-  for (auto& p : ok.partitions) p.state = partition_state::done;
-  job_report bad;
-  bad.id = "broken";
-  bad.out = "out/broken";
-  bad.state = job_state::failed;
-  bad.has_error = true;
-  bad.error = {"w.wtns", "w.wtns: 1520 witness values, c.zkey expects 1521"};
-  bad.partitions.resize(1);
-  bad.partitions[0].state = partition_state::failed;
+  job_report ok = job_with("fine", job_state::done, {partition_state::done, partition_state::done});
+  job_report bad = failed_job("broken", {partition_state::failed}, "w.wtns",
+                              "w.wtns: 1520 witness values, c.zkey expects 1521");
   rec.jobs = {ok, bad};
   auto report = build_report(rec);
   CHECK(report.started_at == "2025-12-01T12:04:44.123Z");

@@ -1,22 +1,28 @@
-// app/metrics_http: endpoint parsing, the Prometheus text, and the HTTP
-// server answering a real socket on loopback.
+// observe/metrics_http and observe/prometheus: endpoint parsing, the
+// Prometheus text, the answer to each path, and the server (cpp-httplib)
+// answering a real socket on loopback.
 #include "observe/metrics_http.hpp"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
+#include <chrono>
+#include <fstream>
+#include <thread>
 
 using namespace proofline;
 using namespace proofline::observe;
 
 namespace {
 
-/// Sends `request` to 127.0.0.1:port and returns everything the server says.
-std::string http(uint16_t port, const std::string& request) {
+/// A socket connected to 127.0.0.1:port.
+int connect_loopback(uint16_t port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
   sockaddr_in a{};
@@ -24,6 +30,12 @@ std::string http(uint16_t port, const std::string& request) {
   a.sin_port = htons(port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  return fd;
+}
+
+/// Sends `request` to 127.0.0.1:port and returns everything the server says.
+std::string http(uint16_t port, const std::string& request) {
+  int fd = connect_loopback(port);
   REQUIRE(::send(fd, request.data(), request.size(), 0) == static_cast<ssize_t>(request.size()));
   std::string reply;
   char buf[4096];
@@ -31,6 +43,21 @@ std::string http(uint16_t port, const std::string& request) {
   ::close(fd);
   return reply;
 }
+
+/// The runtime behind a server: counts the calls and gives figures while
+/// `available`.
+struct runtime_figures {
+  std::atomic<int> calls{0};
+  std::atomic<bool> available{true};
+
+  metrics_provider provider() {
+    return [this]() -> std::optional<std::string> {
+      ++calls;
+      if (!available) return std::nullopt;
+      return std::string("proofline_up 1\n");
+    };
+  }
+};
 
 std::string get(uint16_t port, const std::string& path) {
   return http(port, "GET " + path + " HTTP/1.1\r\nHost: localhost\r\n\r\n");
@@ -116,14 +143,42 @@ TEST_CASE("the exposition has HELP, TYPE and cumulative histogram buckets") {
   has("proofline_purge_seconds_total 0.25");
 }
 
-TEST_CASE("the server answers /metrics with the provider's text and other paths with errors") {
-  std::atomic<int> calls{0};
-  std::atomic<bool> available{true};
-  metrics_server server({"127.0.0.1", 0}, [&]() -> std::optional<std::string> {
+TEST_CASE("each path gets its answer; only /metrics and /readyz ask the runtime") {
+  int calls = 0;
+  metrics_provider figures = [&]() -> std::optional<std::string> {
     ++calls;
-    if (!available) return std::nullopt;
-    return std::string("proofline_up 1\n");
-  });
+    return std::string("up 1\n");
+  };
+  metrics_answer m = answer_metrics_request("GET", "/metrics", figures);
+  CHECK(m.status == 200);
+  CHECK(m.body == "up 1\n");
+  CHECK(m.content_type == "text/plain; version=0.0.4; charset=utf-8");
+  CHECK(m.scraped);
+  CHECK(answer_metrics_request("HEAD", "/metrics", figures).scraped);
+  CHECK(calls == 2);
+  metrics_answer ready = answer_metrics_request("GET", "/readyz", figures);
+  CHECK(ready.status == 200);
+  CHECK(ready.body == "ready\n");
+  CHECK_FALSE(ready.scraped);
+  CHECK(calls == 3);
+  CHECK(answer_metrics_request("GET", "/healthz", figures).body == "ok\n");
+  CHECK(answer_metrics_request("GET", "/", figures).status == 200);
+  CHECK(answer_metrics_request("GET", "/metrics/", figures).status == 404);
+  CHECK(answer_metrics_request("POST", "/metrics", figures).status == 405);
+  CHECK(answer_metrics_request("DELETE", "/healthz", figures).status == 405);
+  CHECK(calls == 3);
+
+  metrics_provider failing = []() -> std::optional<std::string> {
+    throw std::runtime_error("observer gone");
+  };
+  CHECK(answer_metrics_request("GET", "/metrics", failing).status == 503);
+  CHECK_FALSE(answer_metrics_request("GET", "/metrics", failing).scraped);
+  CHECK(answer_metrics_request("GET", "/readyz", {}).status == 503);
+}
+
+TEST_CASE_FIXTURE(runtime_figures,
+                  "the server answers /metrics with the provider's text and other paths with errors") {
+  metrics_server server({"127.0.0.1", 0}, provider());
   REQUIRE(server.port() != 0);
   CHECK(server.url() == "http://127.0.0.1:" + std::to_string(server.port()) + "/metrics");
 
@@ -142,14 +197,10 @@ TEST_CASE("the server answers /metrics with the provider's text and other paths 
   CHECK(server.scrapes() == 1);
 }
 
-TEST_CASE("/healthz answers while the runtime does not; /readyz only when it gives figures") {
-  std::atomic<int> calls{0};
-  std::atomic<bool> available{false};
-  metrics_server server({"127.0.0.1", 0}, [&]() -> std::optional<std::string> {
-    ++calls;
-    if (!available) return std::nullopt;
-    return std::string("proofline_up 1\n");
-  });
+TEST_CASE_FIXTURE(runtime_figures,
+                  "/healthz answers while the runtime does not; /readyz only when it gives figures") {
+  available = false;
+  metrics_server server({"127.0.0.1", 0}, provider());
   std::string health = get(server.port(), "/healthz");
   CHECK(health.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
   CHECK(health.substr(health.size() - 3) == "ok\n");
@@ -177,21 +228,97 @@ TEST_CASE("a port in use is an error naming the address") {
   CHECK(what == "metrics 127.0.0.1:" + std::to_string(first.port()) + ": Address already in use");
 }
 
-TEST_CASE("a client that never finishes its request is dropped and the next one is served") {
+TEST_CASE("a client that never finishes its request does not hold up the next one") {
   metrics_server server({"127.0.0.1", 0}, [] { return std::optional<std::string>("ok 1\n"); });
-  int silent = ::socket(AF_INET, SOCK_STREAM, 0);
-  REQUIRE(silent >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(server.port());
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(silent, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  int silent = connect_loopback(server.port());
   std::string partial = "GET /metrics HTTP/1.1\r\n";  // no blank line: the head never ends
   REQUIRE(::send(silent, partial.data(), partial.size(), 0) > 0);
-  // Served once the silent client's 2 s run out.
+  // Served by the other worker while the silent client waits.
+  auto start = std::chrono::steady_clock::now();
   std::string r = get(server.port(), "/metrics");
   CHECK(r.rfind("HTTP/1.1 200 OK", 0) == 0);
-  char buf[64];
-  CHECK(::recv(silent, buf, sizeof(buf), 0) == 0);  // dropped without an answer
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
+  // The silent client's read times out (2 s): it is refused and closed.
+  std::string rest;
+  char buf[256];
+  for (ssize_t n; (n = ::recv(silent, buf, sizeof(buf), 0)) > 0;) rest.append(buf, n);
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  CHECK((rest.empty() || rest.rfind("HTTP/1.1 400", 0) == 0));
+  CHECK(server.scrapes() == 1);
   ::close(silent);
+}
+
+TEST_CASE("HEAD gets the headers of GET with the body's length and no body") {
+  metrics_server server({"127.0.0.1", 0}, [] { return std::optional<std::string>("up 1\n"); });
+  std::string r = http(server.port(), "HEAD /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  CHECK(r.rfind("HTTP/1.1 200 OK\r\n", 0) == 0);
+  CHECK(r.find("Content-Length: 5\r\n") != std::string::npos);
+  CHECK(r.find("\r\n\r\n") == r.size() - 4);
+  CHECK(server.scrapes() == 1);
+}
+
+TEST_CASE("requests httplib refuses get a status and a reason, and the server goes on") {
+  metrics_server server({"127.0.0.1", 0}, [] { return std::optional<std::string>("up 1\n"); });
+  std::string long_target = "GET /" + std::string(9000, 'a') + " HTTP/1.1\r\n\r\n";
+  std::string r = http(server.port(), long_target);
+  CHECK(r.rfind("HTTP/1.1 414", 0) == 0);
+  CHECK(r.find("refused: HTTP 414") != std::string::npos);
+  CHECK(http(server.port(), "GARBAGE\r\n\r\n").rfind("HTTP/1.1 400", 0) == 0);
+  CHECK(get(server.port(), "/metrics").rfind("HTTP/1.1 200 OK", 0) == 0);
+}
+
+TEST_CASE("a client that goes away mid-reply does not end the process") {
+  // A large body, and a client that resets the connection without reading:
+  // the server's write fails; without SIGPIPE blocked on its threads that
+  // write would kill this test binary.
+  const std::string big(8 << 20, 'x');
+  metrics_server server({"127.0.0.1", 0}, [&] { return std::optional<std::string>(big); });
+  for (int i = 0; i < 3; ++i) {
+    int fd = connect_loopback(server.port());
+    std::string req = "GET /metrics HTTP/1.1\r\n\r\n";
+    REQUIRE(::send(fd, req.data(), req.size(), 0) > 0);
+    char first[16];
+    REQUIRE(::recv(fd, first, sizeof(first), 0) > 0);  // the reply has begun
+    linger reset{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+    ::close(fd);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  CHECK(get(server.port(), "/healthz").rfind("HTTP/1.1 200 OK", 0) == 0);
+}
+
+TEST_CASE("the server's threads are named pl.metrics, leave signals to the app, and end with it") {
+  // Per thread named pl.metrics: whether SIGINT, SIGTERM and SIGPIPE are
+  // all blocked in it (SigBlk in /proc, a hex mask with bit signo-1).
+  auto threads = [] {
+    std::vector<bool> blocked;
+    DIR* d = ::opendir("/proc/self/task");
+    REQUIRE(d);
+    while (dirent* e = ::readdir(d)) {
+      if (e->d_name[0] == '.') continue;
+      std::string dir = std::string("/proc/self/task/") + e->d_name;
+      std::ifstream comm(dir + "/comm");
+      std::string name;
+      std::getline(comm, name);
+      if (name != "pl.metrics") continue;
+      std::ifstream status(dir + "/status");
+      unsigned long long mask = 0;
+      for (std::string line; std::getline(status, line);)
+        if (line.rfind("SigBlk:", 0) == 0) mask = std::stoull(line.substr(7), nullptr, 16);
+      auto has = [&](int signo) { return (mask >> (signo - 1)) & 1; };
+      blocked.push_back(has(SIGINT) && has(SIGTERM) && has(SIGPIPE));
+    }
+    ::closedir(d);
+    return blocked;
+  };
+  struct sigaction before {};
+  ::sigaction(SIGPIPE, nullptr, &before);
+  {
+    metrics_server server({"127.0.0.1", 0}, [] { return std::optional<std::string>("x\n"); });
+    CHECK(threads() == std::vector<bool>{true, true, true});  // the listener and two workers
+    struct sigaction now {};
+    ::sigaction(SIGPIPE, nullptr, &now);
+    CHECK((now.sa_handler == before.sa_handler));  // httplib's SIG_IGN is undone
+  }
+  CHECK(threads().empty());
 }

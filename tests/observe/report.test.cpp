@@ -1,6 +1,7 @@
 // observe/report: the run report's figures and JSON, from a hand-built record
 // whose busy time, gaps and rates are worked out in each case.
 #include "observe/report.hpp"
+#include "tests/support/job_reports.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,55 +12,26 @@
 
 using namespace proofline;
 using namespace proofline::observe;
+using namespace proofline::test;
 using json = nlohmann::json;
 
 namespace {
-
-/// A done partition proved on `gpu` lane `lane` with the given device spans;
-/// its stages end to end around them.
-partition_report proved(uint32_t index, int gpu, int lane, std::vector<named_span> device,
-                        uint64_t synthesizer = 11, uint64_t finalizer = 21) {
-  partition_report p;
-  p.index = index;
-  p.state = partition_state::done;
-  double first = device.empty() ? 0 : device.front().start;
-  double last = device.empty() ? 0 : device.back().end;
-  p.spans.synthesize = {first - 5, first - 1};
-  p.spans.prove = {first - 0.5, last + 0.5};
-  p.spans.finalize = {last + 1, last + 3};
-  p.spans.device = std::move(device);
-  p.spans.gpu = gpu;
-  p.spans.lane = lane;
-  p.spans.synthesizer = synthesizer;
-  p.spans.finalizer = finalizer;
-  return p;
-}
 
 /// Two partitions on one CUDA GPU: 10..20 (upload 10..12, kernels 12..20) and
 /// 18..30 (upload 18..21 under the first one's compute, kernels 21..30), then
 /// a third after idle time: kernels 34..40. Union 10..30 + 34..40 = 26 ms over
 /// a 30 ms window; kernel gaps: 21 - 20 = 1 ms, 34 - 30 = 4 ms.
 run_record two_lane_record() {
-  run_record rec;
-  rec.wall_ms = 2000;
-  rec.synthesizers = 2;
-  rec.finalizers = 2;
-  rec.backends.push_back({"cuda", "CUDA device 3: Test GPU", 3, 2});
-  job_report j;
-  j.id = "batch";
-  j.state = job_state::done;
-  j.partitions.push_back(
-      proved(0, 0, 0, {{"upload", 10, 12}, {"ntt_a", 12, 15}, {"msm_h", 15, 20}}));
-  j.partitions.push_back(
-      proved(1, 0, 1, {{"upload", 18, 21}, {"ntt_a", 21, 25}, {"msm_h", 25, 30}}, 12, 22));
-  j.partitions.push_back(proved(2, 0, 0, {{"ntt_a", 34, 37}, {"msm_h", 37, 40}}));
   partition_report failed;
   failed.index = 3;
   failed.state = partition_state::failed;
   failed.error = {"w3.wtns", "w3.wtns: 1520 witness values, circuit.zkey expects 1521"};
-  j.partitions.push_back(failed);
-  rec.jobs.push_back(j);
-  return rec;
+  job_report j = job_with("batch", job_state::done, {});
+  j.partitions = {
+      proved(0, 0, 0, {{"upload", 10, 12}, {"ntt_a", 12, 15}, {"msm_h", 15, 20}}),
+      proved(1, 0, 1, {{"upload", 18, 21}, {"ntt_a", 21, 25}, {"msm_h", 25, 30}}, 12, 22),
+      proved(2, 0, 0, {{"ntt_a", 34, 37}, {"msm_h", 37, 40}}), failed};
+  return one_gpu_run(2000, 3, 2, 2, 2, {j});
 }
 
 }  // namespace

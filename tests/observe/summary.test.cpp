@@ -5,27 +5,21 @@
 #include <sstream>
 
 #include "observe/summary.hpp"
+#include "tests/support/job_reports.hpp"
 
 using namespace proofline;
+using namespace proofline::test;
+
+namespace {
+constexpr auto done = partition_state::done;
+constexpr auto failed = partition_state::failed;
+constexpr auto cancelled = partition_state::cancelled;
+}  // namespace
 
 TEST_CASE("the summary lists each job with partitions, time, output and error, then totals") {
-  job_report a;
-  a.id = "single";
-  a.out = "out/single";
-  a.state = job_state::done;
-  a.partitions.resize(1);
-  a.partitions[0].state = partition_state::done;
-  a.total = {0.0, 1500.0};
-  job_report b;
-  b.id = "broken";
-  b.out = "out/broken";
-  b.state = job_state::failed;
-  b.has_error = true;
-  b.error = {"w.wtns", "w.wtns: 1520 witness values, c.zkey expects 1521"};
-  b.partitions.resize(2);
-  b.partitions[0].state = partition_state::done;
-  b.partitions[1].state = partition_state::failed;
-  b.total = {1.0, 251.0};
+  job_report a = job_with("single", job_state::done, {done}, {0.0, 1500.0});
+  job_report b = failed_job("broken", {done, failed}, "w.wtns",
+                            "w.wtns: 1520 witness values, c.zkey expects 1521", {1.0, 251.0});
 
   std::ostringstream out;
   observe::print_summary(out, {a, b}, 2000.0);
@@ -39,22 +33,8 @@ TEST_CASE("the summary lists each job with partitions, time, output and error, t
 }
 
 TEST_CASE("a cancelled job counts as cancelled, not failed, and the interrupted line names it") {
-  job_report a;
-  a.id = "whole";
-  a.out = "out/whole";
-  a.state = job_state::done;
-  a.partitions.resize(1);
-  a.partitions[0].state = partition_state::done;
-  a.total = {0.0, 1000.0};
-  job_report c;
-  c.id = "big";
-  c.out = "out/big";
-  c.state = job_state::cancelled;
-  c.partitions.resize(3);
-  c.partitions[0].state = partition_state::done;
-  c.partitions[1].state = partition_state::cancelled;
-  c.partitions[2].state = partition_state::cancelled;
-  c.total = {0.0, 500.0};
+  job_report a = job_with("whole", job_state::done, {done}, {0.0, 1000.0});
+  job_report c = job_with("big", job_state::cancelled, {done, cancelled, cancelled}, {0.0, 500.0});
 
   std::ostringstream out;
   observe::print_summary(out, {a, c}, 1000.0);

@@ -1,6 +1,7 @@
 // observe/trace: the lanes of a run and the Chrome trace-event JSON built from
 // them (what Perfetto opens).
 #include "observe/trace.hpp"
+#include "tests/support/job_reports.hpp"
 
 #include <doctest/doctest.h>
 
@@ -10,37 +11,22 @@
 
 using namespace proofline;
 using namespace proofline::observe;
+using namespace proofline::test;
 using json = nlohmann::json;
 
 namespace {
 
 /// One GPU with two worker lanes, two synthesizers, one finalizer and a purge.
 run_record small_run() {
-  run_record rec;
-  rec.wall_ms = 50;
-  rec.synthesizers = 2;
-  rec.finalizers = 1;
-  rec.backends.push_back({"cuda", "CUDA device 0: Test GPU", 0, 2});
-  job_report j;
-  j.id = "job";
-  j.state = job_state::done;
+  job_report j = job_with("job", job_state::done, {});
+  // Device spans t0..t0+10 on GPU 0, all partitions through finalizer 40.
   auto part = [](uint32_t index, int lane, uint64_t synth, double t0) {
-    partition_report p;
-    p.index = index;
-    p.state = partition_state::done;
-    p.spans.synthesize = {t0 - 4, t0 - 1};
-    p.spans.prove = {t0, t0 + 10};
-    p.spans.device = {
-        {"upload", t0, t0 + 2}, {"ntt_a", t0 + 2, t0 + 6}, {"msm_h", t0 + 6, t0 + 10}};
-    p.spans.finalize = {t0 + 11, t0 + 12};
-    p.spans.gpu = 0;
-    p.spans.lane = lane;
-    p.spans.synthesizer = synth;
-    p.spans.finalizer = 40;
-    return p;
+    return proved(index, 0, lane,
+                  {{"upload", t0, t0 + 2}, {"ntt_a", t0 + 2, t0 + 6}, {"msm_h", t0 + 6, t0 + 10}},
+                  synth, 40);
   };
   j.partitions = {part(0, 0, 7, 5), part(1, 1, 8, 13), part(2, 0, 7, 30)};
-  rec.jobs.push_back(j);
+  run_record rec = one_gpu_run(50, 0, 2, 2, 1, {j});
   rec.purges.push_back({20, 20.5, 3, 4096, "pl.memory"});
   rec.queues = {{0, 1, 2, 0, 0}, {10, 0, 0, 0, 0}};
   return rec;
