@@ -122,7 +122,8 @@ void check_ntt(unsigned log_n) {
   gpu::cpu::ntt(inv.data(), log_n, gpu::cpu::direction::inverse, pool());
   gpu::cpu::to_odd_coset(coset.data(), log_n, pool());
   for (const char* kernel : ntt_kernels) {
-    CAPTURE(kernel);
+    const std::string name = kernel;
+    CAPTURE(name);
     for (bool inverse : {false, true}) {
       auto got = x;
       cudat::ntt(got.data(), log_n, inverse, device(), kernel);

@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "cases.hpp"
@@ -147,7 +149,8 @@ void check_ntt(unsigned log_n, std::mt19937_64& rng) {
   const gpu::cuda::host_exec ex;
   auto x = test::make_elements<F>(n, rng);
   for (const char* spec : ntt_kernels) {
-    CAPTURE(spec);
+    const std::string name = spec;
+    CAPTURE(name);
     const ntt::kernel kc = ntt::parse_kernel(spec);
     for (bool inverse : {false, true}) {
       auto want = x;
