@@ -153,8 +153,9 @@ void kernel_bench(const request& req, result& res) {
       res.ms = gpu::cuda::testing::time_msm(C::id, g2 ? 2 : 1, req.log_n, req.warmup, req.runs, req.device, req.seed,
                                             req.window, req.fixed_base, chunks);
     } else {
+      res.ntt_kernel = gpu::cuda::testing::ntt_kernel_name(req.ntt_kernel);
       res.ms = gpu::cuda::testing::time_ntt(C::id, req.log_n, req.what == "ntt_coset", req.warmup, req.runs,
-                                            req.device, req.seed, req.tiled);
+                                            req.device, req.seed, req.ntt_kernel);
     }
     return;
 #else
@@ -326,7 +327,10 @@ std::string result::json() const {
   j["unit"] = unit;
   if (req.window) j["window"] = req.window;
   if (req.backend == "cuda" && req.what != "ntt" && req.what != "ntt_coset") j["fixed_base"] = req.fixed_base;
-  if (req.backend == "cuda" && (req.what == "ntt" || req.what == "ntt_coset")) j["tiled"] = req.tiled;
+  if (!ntt_kernel.empty()) {
+    j["ntt_kernel"] = ntt_kernel;
+    j["tiled"] = ntt_kernel != "registers";
+  }
   if (!breakdown_ms.empty()) j["breakdown_ms"] = breakdown_ms;
   return j.dump();
 }
@@ -343,6 +347,7 @@ std::string result::row() const {
   std::snprintf(buf, sizeof buf, "%-10s %-10s %5u %-7s %11.3f %11.3f %11.3f %10.3g %s", req.what.c_str(),
                 zk::to_string(req.curve), req.log_n, req.backend.c_str(), median_ms, min_ms, max_ms, throughput,
                 unit.c_str());
+  if (!ntt_kernel.empty()) return buf + ("  " + ntt_kernel);
   return buf;
 }
 

@@ -39,8 +39,10 @@ struct request {
   /// cuda: precomputed window multiples of the resident points (fixed-base
   /// MSM; the CUDA backend's default for proving keys); false = plain points.
   bool fixed_base = true;
-  /// cuda NTTs: shared-memory passes (the default); false = register passes.
-  bool tiled = true;
+  /// cuda NTTs: which passes, as gpu::cuda::ntt::parse_kernel spells them
+  /// ("registers", "tiled", "fused:t11:c1:r2", ...); empty = the runtime's
+  /// default (ntt::default_kernel: PROOFLINE_NTT_KERNEL, else tiled).
+  std::string ntt_kernel;
 };
 
 struct result {
@@ -51,6 +53,7 @@ struct result {
   std::string unit;       ///< "points/s", "elements/s" or "proofs/s"
   std::string timer;      ///< "cuda events", "cuda events (spans)" or "steady clock"
   std::string device;     ///< the backend's description
+  std::string ntt_kernel; ///< cuda NTTs: the kernel measured, spelled out (ntt::describe)
   /// prove: median milliseconds of each span (upload, ntt_a, ..., download),
   /// "device" (first NTT start to download end) and "wall" (prove() call).
   std::map<std::string, double> breakdown_ms;

@@ -40,14 +40,16 @@ int main(int argc, char** argv) {
   bool plain = false;
   app.add_flag("--plain", plain, "cuda: no precomputed window multiples (plain resident points)");
   bool untiled = false;
-  app.add_flag("--untiled", untiled, "cuda: NTTs with register passes only (no shared-memory tiles)");
+  app.add_flag("--untiled", untiled, "cuda: NTTs with register passes only (--ntt-kernel registers)");
+  app.add_option("--ntt-kernel", req.ntt_kernel,
+                 "cuda NTTs: registers | tiled | fused[:tT][:cC][:rR][:bB] (default: PROOFLINE_NTT_KERNEL, else tiled)");
   app.add_option("--json", json, "append one JSON object per size to this file");
   for (auto* opt : app.get_options()) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   try {
     app.parse(argc, argv);
     req.curve = bench::parse_curve(curve);
     req.fixed_base = !plain;
-    req.tiled = !untiled;
+    if (untiled) req.ntt_kernel = "registers";
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;

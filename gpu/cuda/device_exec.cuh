@@ -48,7 +48,9 @@ __global__ void block_kernel(F f) {
 }
 
 /// Shared memory a block may use without opting in to more.
-constexpr std::size_t exec_block_scratch_max = 48 << 10;
+constexpr std::size_t exec_block_scratch_default = 48 << 10;
+/// The most a block may opt in to on sm_90 (227 KiB).
+constexpr std::size_t exec_block_scratch_max = 227 << 10;
 
 struct device_exec {
   cudaStream_t stream = nullptr;
@@ -69,6 +71,8 @@ struct device_exec {
     if (blocks > std::size_t(std::numeric_limits<int>::max()) || scratch_bytes > exec_block_scratch_max)
       throw backend_error("for_each_block: " + std::to_string(blocks) + " blocks of " +
                           std::to_string(scratch_bytes) + " bytes");
+    if (scratch_bytes > exec_block_scratch_default)  // opt in (a per-kernel attribute; cheap to set again)
+      CUDA_OK(cudaFuncSetAttribute(block_kernel<F>, cudaFuncAttributeMaxDynamicSharedMemorySize, int(scratch_bytes)));
     block_kernel<F><<<unsigned(blocks), threads, scratch_bytes, stream>>>(f);
     CUDA_OK(cudaGetLastError());
   }

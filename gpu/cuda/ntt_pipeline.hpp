@@ -4,13 +4,25 @@
 //
 // Design: radix-2 butterflies; a thread loads the 2^K (K <= 3) elements its
 // stages touch (stride 2^lo_bit), runs the K stages in registers and stores
-// them back. Either every group of K stages is a pass over global memory
-// (passes: 8 passes for 2^24), or a block keeps a tile of up to 1024
-// elements in shared memory for up to 8 stages (tiled_passes: 3 passes for
-// 2^24; the default). Twiddles come from one table w^e, e < n/2, which serves
-// every stage (stage s of a 2h-point butterfly uses w^(e * n / 2h)).
-// Measured on an H200 (BN254): 2^24 in 7.0 ms tiled, 8.8 ms in register
-// passes; the 2^23 * 24 products alone take 4.2 ms at the device's 48 Gmul/s.
+// them back. Three ways to group the stages (kernel, below):
+//   registers  every group of K = 3 stages is a pass over global memory
+//              (passes: 8 passes for 2^24);
+//   tiled      a block keeps a tile of up to 1024 elements in shared memory
+//              for up to 8 stages (tiled_passes: 3 passes for 2^24), then a
+//              separate pass permutes (bit reversal) or scales (coset);
+//   fused      tiles of 2^tile_log elements (up to 4096, opt-in shared
+//              memory) for up to tile_log - cols stages, 2^radix elements
+//              per thread (fewer registers than K = 3, so more warps per SM
+//              hide the products' latency), and the last DIF pass stores
+//              straight to the bit-reversed positions (times 1/n for the
+//              inverse) or multiplies by the coset factors on its way out
+//              (with 2048-element tiles and 2-element rows: 2^20 in 2
+//              passes instead of 4, 2^24 in 3 instead of 4, the odd-coset
+//              step in 6 instead of 7 at 2^24).
+// Twiddles come from one table w^e, e < n/2, which serves every stage (stage
+// s of a 2h-point butterfly uses w^(e * n / 2h)). The product count is the
+// same in every variant (n/2 per stage); what differs is the passes over
+// global memory, the occupancy and the tail of the grid.
 //
 //   dif   natural in, bit-reversed out (Gentleman-Sande):
 //         (x, y) -> (x + y, (x - y) w^e)
@@ -29,6 +41,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "gpu/cuda/exec.hpp"
@@ -316,31 +331,294 @@ void tiled_passes(const Exec& ex, F* x, const F* tw, unsigned log_n) {
   }
 }
 
-template <bool Dif, class Exec, class F>
-void run_passes(const Exec& ex, F* x, const F* tw, unsigned log_n, bool tiled) {
-  if (tiled)
-    tiled_passes<Dif>(ex, x, tw, log_n);
-  else
-    passes<Dif>(ex, x, tw, log_n);
+/// Which passes a transform runs (all give the same result, bit for bit):
+///   registers  K = 3 register passes through global memory (passes())
+///   tiled      shared-memory tiles of 1024 elements, up to 8 stages a pass,
+///              a separate bit-reversal / coset pass (tiled_passes())
+///   fused      shared-memory tiles of 2^tile_log elements (fused_passes()):
+///              up to tile_log - cols stages a pass, the bit reversal (with
+///              the inverse's 1/n) or the odd-coset shift done by the last
+///              DIF pass on its way out, so no separate permutation or
+///              scaling pass; radix: stages per register step (2^radix
+///              elements a thread holds), threads: per block
+/// Spelled "registers", "tiled" or "fused[:tT][:cC][:rR][:bB]" (e.g.
+/// "fused:t11:c1:r2:b256"; parse_kernel, describe).
+struct kernel {
+  enum kind_t : uint8_t { registers, tiled, fused };
+  kind_t kind = tiled;
+  unsigned tile_log = 11;  ///< fused: log2 elements a tile holds
+  unsigned cols = 1;       ///< fused: log2 adjacent elements per tile row (coalesced loads)
+  unsigned radix = 2;      ///< fused: stages per register step, 1..3
+  unsigned threads = 0;    ///< fused: threads per block (0: 128 for radix 3, else 256)
+};
+
+/// The largest tile the fused passes take (2^12 elements, 128 KiB for
+/// 32-byte elements: within the 227 KiB a block may opt in to).
+constexpr unsigned fused_max_tile_log = 12;
+
+inline std::string describe(const kernel& k) {
+  if (k.kind == kernel::registers) return "registers";
+  if (k.kind == kernel::tiled) return "tiled";
+  return "fused:t" + std::to_string(k.tile_log) + ":c" + std::to_string(k.cols) + ":r" +
+         std::to_string(k.radix) + ":b" + std::to_string(k.threads);
 }
 
-/// Whether transforms use the shared-memory passes by default.
-constexpr bool tiled_default = true;
+/// Parses describe()'s spelling; throws std::invalid_argument naming the
+/// problem.
+inline kernel parse_kernel(const std::string& spec) {
+  kernel k;
+  auto bad = [&](const std::string& why) {
+    return std::invalid_argument("NTT kernel '" + spec + "': " + why +
+                                 " (registers | tiled | fused[:tT][:cC][:rR][:bB])");
+  };
+  std::size_t colon = spec.find(':');
+  const std::string head = spec.substr(0, colon);
+  if (head == "registers" || head == "tiled") {
+    if (colon != std::string::npos) throw bad("only fused takes parameters");
+    k.kind = head == "registers" ? kernel::registers : kernel::tiled;
+    return k;
+  }
+  if (head != "fused") throw bad("unknown kind");
+  k.kind = kernel::fused;
+  while (colon != std::string::npos) {
+    const std::size_t next = spec.find(':', colon + 1);
+    const std::string part = spec.substr(colon + 1, next == std::string::npos ? std::string::npos : next - colon - 1);
+    if (part.size() < 2 || part.size() > 5 || part.find_first_not_of("0123456789", 1) != std::string::npos)
+      throw bad("bad parameter '" + part + "'");
+    const unsigned v = unsigned(std::stoul(part.substr(1)));
+    switch (part[0]) {
+      case 't': k.tile_log = v; break;
+      case 'c': k.cols = v; break;
+      case 'r': k.radix = v; break;
+      case 'b': k.threads = v; break;
+      default: throw bad("unknown parameter '" + part + "'");
+    }
+    colon = next;
+  }
+  if (k.tile_log < 2 || k.tile_log > fused_max_tile_log) throw bad("tile bits must be 2 .. 12");
+  if (k.cols >= k.tile_log) throw bad("column bits must be below the tile bits");
+  if (k.radix < 1 || k.radix > 3) throw bad("radix must be 1 .. 3");
+  if (k.threads != 0 && (k.threads > 1024 || (k.threads & (k.threads - 1)) != 0))
+    throw bad("threads must be a power of two up to 1024");
+  if (k.threads == 0) k.threads = k.radix == 3 ? 128 : 256;
+  return k;
+}
+
+/// The kernel transforms use unless told otherwise: PROOFLINE_NTT_KERNEL
+/// when set (parse_kernel's spelling), else tiled. Read once; a bad value
+/// throws std::invalid_argument at every use, naming the variable.
+inline const kernel& default_kernel() {
+  struct choice {
+    kernel k;
+    std::string error;
+  };
+  static const choice c = [] {
+    choice r;
+    const char* v = std::getenv("PROOFLINE_NTT_KERNEL");
+    if (v && *v) {
+      try {
+        r.k = parse_kernel(v);
+      } catch (const std::invalid_argument& e) {
+        r.error = std::string("PROOFLINE_NTT_KERNEL: ") + e.what();
+      }
+    }
+    return r;
+  }();
+  if (!c.error.empty()) throw std::invalid_argument(c.error);
+  return c.k;
+}
+
+/// One fused pass of k stages through shared memory. The tile is 2^k rows
+/// (the butterfly coordinate) by 2^mc columns. Rows are 2^lo_bit apart; the
+/// columns are either 2^mc adjacent elements below lo_bit (loads of 2^mc
+/// adjacent elements), or, when lo_bit = 0 (rows adjacent), the top mc index
+/// bits (`top`), which the bit reversal turns into the low bits, so the
+/// reversed stores are 2^mc adjacent elements too. Reads `in`, writes `out`
+/// (may be the same array: a block reads its whole tile before it stores),
+/// at rev(i) when `reverse`, times *scale when set, times g^rev(i) / n from
+/// the coset tables when coset_lo is set.
+template <class F, bool Dif, unsigned K>
+struct fused_pass_fn {
+  const F* in;
+  F* out;
+  const F* tw;
+  unsigned log_n, s0, k, mc;
+  bool top, reverse;
+  const F* scale;
+  const F* coset_lo;
+  const F* coset_hi;
+  unsigned coset_k;
+
+  PL_HD unsigned lo_bit() const { return Dif ? log_n - s0 - k : s0; }
+
+  PL_HD std::size_t global(std::size_t block, std::size_t e) const {
+    const std::size_t row = e >> mc, col = e & ((std::size_t(1) << mc) - 1);
+    if (top) return (col << (log_n - mc)) | (block << k) | row;
+    const unsigned lo = lo_bit();
+    const unsigned rest_bits = lo - mc;  // low bits above the columns
+    const std::size_t low_rest = block & ((std::size_t(1) << rest_bits) - 1);
+    const std::size_t high = block >> rest_bits;
+    return (high << (lo + k)) | (row << lo) | (low_rest << mc) | col;
+  }
+
+  /// The q-th tile element a thread moves: columns fastest, or rows fastest
+  /// (top tiles read from memory: rows are the adjacent elements there).
+  PL_HD unsigned element(unsigned q, bool rows_fast) const {
+    if (!rows_fast) return q;
+    const unsigned row = q & ((1u << k) - 1), col = q >> k;
+    return (row << mc) | col;
+  }
+
+  template <unsigned S, class Ctx>
+  PL_HD void step(std::size_t block, const Ctx& ctx, F* tile, unsigned ls0) const {
+    const unsigned lo = lo_bit();
+    const unsigned sb = Dif ? k - ls0 - S : ls0;  // lowest row bit of the groups
+    const unsigned cols = 1u << mc;
+    ctx.threads((1u << (k + mc)) >> S, [&](unsigned q) {
+      const unsigned col = q & (cols - 1);
+      const std::size_t rq = q >> mc;
+      const std::size_t r0 = ((rq >> sb) << (sb + S)) | (rq & ((std::size_t(1) << sb) - 1));
+      F v[1u << S];
+      PL_UNROLL for (unsigned m = 0; m < (1u << S); ++m) v[m] = tile[((r0 + (std::size_t(m) << sb)) << mc) + col];
+      butterflies<F, S, Dif>(v, tw, global(block, (r0 << mc) + col), lo + sb, s0 + ls0, log_n);
+      PL_UNROLL for (unsigned m = 0; m < (1u << S); ++m) tile[((r0 + (std::size_t(m) << sb)) << mc) + col] = v[m];
+    });
+    ctx.sync();
+  }
+
+  template <class Ctx>
+  PL_HD void operator()(std::size_t block, const Ctx& ctx) const {
+    F* tile = ctx.template shared<F>();
+    const unsigned elems = 1u << (k + mc);
+    ctx.threads(elems, [&](unsigned q) {
+      const unsigned e = element(q, top);
+      tile[e] = in[global(block, e)];
+    });
+    ctx.sync();
+    unsigned ls = 0;
+    while (ls < k) {
+      const unsigned left = k - ls;
+      if (K >= 3 && left >= 3) {
+        step<(K >= 3 ? 3 : 1)>(block, ctx, tile, ls);
+        ls += 3;
+      } else if (K >= 2 && left >= 2) {
+        step<(K >= 2 ? 2 : 1)>(block, ctx, tile, ls);
+        ls += 2;
+      } else {
+        step<1>(block, ctx, tile, ls);
+        ls += 1;
+      }
+    }
+    ctx.threads(elems, [&](unsigned q) {
+      const unsigned e = element(q, top && !reverse);
+      const std::size_t i = global(block, e);
+      F v = tile[e];
+      if (coset_lo) {
+        const uint32_t r = bit_reverse(uint32_t(i), log_n);
+        v = v * coset_lo[r & ((uint32_t(1) << coset_k) - 1)] * coset_hi[r >> coset_k];
+      }
+      if (scale) v = v * *scale;
+      out[reverse ? bit_reverse(uint32_t(i), log_n) : i] = v;
+    });
+  }
+};
+
+/// How the last DIF pass of fused_passes() stores its tile.
+template <class F>
+struct fused_epilogue {
+  F* out = nullptr;         ///< null: in place
+  bool reverse = false;     ///< at bit-reversed positions (out must differ from x)
+  const F* scale = nullptr;
+  const F* coset_lo = nullptr;
+  const F* coset_hi = nullptr;
+  unsigned coset_k = 0;
+};
+
+template <bool Dif, unsigned K, class Exec, class F>
+void fused_passes_k(const Exec& ex, F* x, const F* tw, unsigned log_n, const kernel& kc,
+                    const fused_epilogue<F>& ep) {
+  const unsigned max_k = kc.tile_log - kc.cols;
+  const unsigned count = (log_n + max_k - 1) / max_k;
+  unsigned s0 = 0;
+  for (unsigned p = 0; p < count; ++p) {
+    const unsigned k = (log_n - s0) / (count - p);  // the remaining stages, spread evenly
+    const unsigned lo = Dif ? log_n - s0 - k : s0;
+    const bool top = lo == 0;
+    const unsigned room = kc.tile_log - k;  // column bits the tile has space for
+    const unsigned avail = top ? log_n - k : lo;
+    const unsigned mc = avail < room ? avail : room;
+    const unsigned elems = 1u << (k + mc);
+    const unsigned want = elems >> (K < k ? K : k);
+    const unsigned cap = kc.threads ? kc.threads : (K == 3 ? 128 : 256);
+    const unsigned threads = want < cap ? (want ? want : 1) : cap;
+    const bool last = p + 1 == count;
+    fused_pass_fn<F, Dif, K> f{x, x, tw, log_n, s0, k, mc, top, false, nullptr, nullptr, nullptr, 0};
+    if (Dif && last) {
+      if (ep.out) f.out = ep.out;
+      f.reverse = ep.reverse;
+      f.scale = ep.scale;
+      f.coset_lo = ep.coset_lo;
+      f.coset_hi = ep.coset_hi;
+      f.coset_k = ep.coset_k;
+    }
+    ex.for_each_block(std::size_t(1) << (log_n - k - mc), threads, sizeof(F) * elems, f);
+    s0 += k;
+  }
+}
+
+/// The stages of one transform in fused passes (kernel kc); the last DIF
+/// pass stores as ep says. log_n >= 1.
+template <bool Dif, class Exec, class F>
+void fused_passes(const Exec& ex, F* x, const F* tw, unsigned log_n, const kernel& kc,
+                  const fused_epilogue<F>& ep = {}) {
+  switch (kc.radix) {
+    case 1: fused_passes_k<Dif, 1>(ex, x, tw, log_n, kc, ep); break;
+    case 2: fused_passes_k<Dif, 2>(ex, x, tw, log_n, kc, ep); break;
+    default: fused_passes_k<Dif, 3>(ex, x, tw, log_n, kc, ep); break;
+  }
+}
+
+template <bool Dif, class Exec, class F>
+void run_passes(const Exec& ex, F* x, const F* tw, unsigned log_n, const kernel& kc) {
+  if (kc.kind == kernel::registers)
+    passes<Dif>(ex, x, tw, log_n);
+  else
+    tiled_passes<Dif>(ex, x, tw, log_n);
+}
 
 /// Natural-order transform of x into out (distinct arrays; x is clobbered).
 template <class Exec, class F>
-void transform(const Exec& ex, const tables<F>& t, F* x, F* out, bool inverse, bool tiled = tiled_default) {
-  run_passes<true>(ex, x, inverse ? t.inv : t.fwd, t.log_n, tiled);
-  ex.for_each(std::size_t(1) << t.log_n, bitrev_fn<F>{x, out, t.log_n, inverse ? t.n_inv : nullptr});
+void transform(const Exec& ex, const tables<F>& t, F* x, F* out, bool inverse,
+               const kernel& kc = default_kernel()) {
+  const F* scale = inverse ? t.n_inv : nullptr;
+  if (kc.kind == kernel::fused && t.log_n > 0) {
+    fused_epilogue<F> ep;
+    ep.out = out;
+    ep.reverse = true;
+    ep.scale = scale;
+    fused_passes<true>(ex, x, inverse ? t.inv : t.fwd, t.log_n, kc, ep);
+    return;
+  }
+  run_passes<true>(ex, x, inverse ? t.inv : t.fwd, t.log_n, kc);
+  ex.for_each(std::size_t(1) << t.log_n, bitrev_fn<F>{x, out, t.log_n, scale});
 }
 
 /// Values on the n-domain -> values on its odd coset, in place.
 template <class Exec, class F>
-void to_odd_coset(const Exec& ex, const tables<F>& t, F* x, bool tiled = tiled_default) {
+void to_odd_coset(const Exec& ex, const tables<F>& t, F* x, const kernel& kc = default_kernel()) {
   const std::size_t n = std::size_t(1) << t.log_n;
-  run_passes<true>(ex, x, t.inv, t.log_n, tiled);
+  if (kc.kind == kernel::fused && t.log_n > 0) {
+    fused_epilogue<F> ep;
+    ep.coset_lo = t.coset_lo;
+    ep.coset_hi = t.coset_hi;
+    ep.coset_k = t.coset_k;
+    fused_passes<true>(ex, x, t.inv, t.log_n, kc, ep);
+    fused_passes<false>(ex, x, t.fwd, t.log_n, kc);
+    return;
+  }
+  run_passes<true>(ex, x, t.inv, t.log_n, kc);
   ex.for_each(n, coset_fn<F>{x, t.coset_lo, t.coset_hi, t.coset_k, t.log_n});
-  run_passes<false>(ex, x, t.fwd, t.log_n, tiled);
+  run_passes<false>(ex, x, t.fwd, t.log_n, kc);
 }
 
 /// h = a*b - c out of Montgomery form, into h (may alias a).

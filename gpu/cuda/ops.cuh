@@ -38,14 +38,14 @@ template <class F>
 void build_domain(device_domain<F>& d, unsigned log_n, cudaStream_t s);
 
 /// x (values on the domain, natural order) -> values on the odd coset, in
-/// place; tiled: shared-memory passes (ntt_pipeline.hpp), else register passes.
+/// place; kc: which passes (ntt::kernel in ntt_pipeline.hpp).
 template <class F>
-void odd_coset(const ntt::tables<F>& t, F* x, cudaStream_t s, bool tiled = ntt::tiled_default);
+void odd_coset(const ntt::tables<F>& t, F* x, cudaStream_t s, const ntt::kernel& kc = ntt::default_kernel());
 
 /// Natural-order forward or inverse NTT of x into out (x is clobbered).
 template <class F>
 void transform(const ntt::tables<F>& t, F* x, F* out, bool inverse, cudaStream_t s,
-               bool tiled = ntt::tiled_default);
+               const ntt::kernel& kc = ntt::default_kernel());
 
 /// h[i] = a[i] b[i] - c[i] in standard form (h may alias a).
 template <class F>

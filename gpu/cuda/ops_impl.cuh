@@ -76,13 +76,13 @@ void build_domain(device_domain<F>& d, unsigned log_n, cudaStream_t s) {
 }
 
 template <class F>
-void odd_coset(const ntt::tables<F>& t, F* x, cudaStream_t s, bool tiled) {
-  ntt::to_odd_coset(device_exec{s}, t, x, tiled);
+void odd_coset(const ntt::tables<F>& t, F* x, cudaStream_t s, const ntt::kernel& kc) {
+  ntt::to_odd_coset(device_exec{s}, t, x, kc);
 }
 
 template <class F>
-void transform(const ntt::tables<F>& t, F* x, F* out, bool inverse, cudaStream_t s, bool tiled) {
-  ntt::transform(device_exec{s}, t, x, out, inverse, tiled);
+void transform(const ntt::tables<F>& t, F* x, F* out, bool inverse, cudaStream_t s, const ntt::kernel& kc) {
+  ntt::transform(device_exec{s}, t, x, out, inverse, kc);
 }
 
 template <class F>
@@ -234,8 +234,8 @@ extern template void msm_prepare<msm_scalar>(const msm::shape&, const msm_scalar
 // Explicit instantiation lists for the ops_*.cu files.
 #define PROOFLINE_CUDA_INSTANTIATE_FR(F)                                                           \
   template void build_domain<F>(device_domain<F>&, unsigned, cudaStream_t);                        \
-  template void odd_coset<F>(const ntt::tables<F>&, F*, cudaStream_t, bool);                       \
-  template void transform<F>(const ntt::tables<F>&, F*, F*, bool, cudaStream_t, bool);             \
+  template void odd_coset<F>(const ntt::tables<F>&, F*, cudaStream_t, const ntt::kernel&);         \
+  template void transform<F>(const ntt::tables<F>&, F*, F*, bool, cudaStream_t, const ntt::kernel&); \
   template void h_values<F>(std::size_t, const F*, const F*, const F*, typename F::repr*, cudaStream_t);
 
 #define PROOFLINE_CUDA_INSTANTIATE_FIELD_TEST(F) \

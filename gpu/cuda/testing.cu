@@ -50,6 +50,10 @@ void to_host(T* h, const device_buffer<T>& d, cudaStream_t s) {
   CUDA_OK(cudaStreamSynchronize(s));
 }
 
+cuda::ntt::kernel pick_kernel(const std::string& spec) {
+  return spec.empty() ? cuda::ntt::default_kernel() : cuda::ntt::parse_kernel(spec);
+}
+
 }  // namespace
 
 template <class C, class G>
@@ -92,7 +96,8 @@ zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const typename C::scala
 }
 
 template <class F>
-void ntt(F* data, unsigned log_n, bool inverse, int device, bool tiled) {
+void ntt(F* data, unsigned log_n, bool inverse, int device, const std::string& kernel) {
+  const cuda::ntt::kernel kc = pick_kernel(kernel);
   device_guard guard(device);
   stream st;
   device_domain<F> dom;
@@ -100,18 +105,19 @@ void ntt(F* data, unsigned log_n, bool inverse, int device, bool tiled) {
   const std::size_t n = std::size_t(1) << log_n;
   auto x = to_device(data, n, st.get());
   device_buffer<F> out(n);
-  transform(dom.view, x.get(), out.get(), inverse, st.get(), tiled);
+  transform(dom.view, x.get(), out.get(), inverse, st.get(), kc);
   to_host(data, out, st.get());
 }
 
 template <class F>
-void odd_coset(F* data, unsigned log_n, int device, bool tiled) {
+void odd_coset(F* data, unsigned log_n, int device, const std::string& kernel) {
+  const cuda::ntt::kernel kc = pick_kernel(kernel);
   device_guard guard(device);
   stream st;
   device_domain<F> dom;
   build_domain(dom, log_n, st.get());
   auto x = to_device(data, std::size_t(1) << log_n, st.get());
-  cuda::odd_coset(dom.view, x.get(), st.get(), tiled);
+  cuda::odd_coset(dom.view, x.get(), st.get(), kc);
   to_host(data, x, st.get());
 }
 
@@ -206,7 +212,8 @@ std::vector<double> time_msm_typed(unsigned log_n, unsigned warmup, unsigned run
 
 template <class F>
 std::vector<double> time_ntt_typed(unsigned log_n, bool coset, unsigned warmup, unsigned runs, int device,
-                                   uint64_t seed, bool tiled) {
+                                   uint64_t seed, const std::string& kernel) {
+  const cuda::ntt::kernel kc = pick_kernel(kernel);
   device_guard guard(device);
   stream st;
   const cudaStream_t s = st.get();
@@ -223,9 +230,9 @@ std::vector<double> time_ntt_typed(unsigned log_n, bool coset, unsigned warmup, 
   for (unsigned r = 0; r < warmup + runs; ++r) {
     start.record(s);
     if (coset)
-      cuda::odd_coset(dom.view, x.get(), s, tiled);
+      cuda::odd_coset(dom.view, x.get(), s, kc);
     else
-      transform(dom.view, x.get(), y.get(), false, s, tiled);
+      transform(dom.view, x.get(), y.get(), false, s, kc);
     stop.record(s);
     stop.synchronize();
     if (r >= warmup) ms.push_back(stop.since(start));
@@ -247,12 +254,14 @@ std::vector<double> time_msm(zk::curve_id curve, int group, unsigned log_n, unsi
 }
 
 std::vector<double> time_ntt(zk::curve_id curve, unsigned log_n, bool coset, unsigned warmup, unsigned runs,
-                             int device, uint64_t seed, bool tiled) {
+                             int device, uint64_t seed, const std::string& kernel) {
   return zk::visit_curve(curve, [&](auto c) {
     using C = decltype(c);
-    return time_ntt_typed<typename C::fr>(log_n, coset, warmup, runs, device, seed, tiled);
+    return time_ntt_typed<typename C::fr>(log_n, coset, warmup, runs, device, seed, kernel);
   });
 }
+
+std::string ntt_kernel_name(const std::string& spec) { return cuda::ntt::describe(pick_kernel(spec)); }
 
 #define PROOFLINE_TESTING_CURVE(C)                                                                        \
   template zk::ec::jacobian<C::g1_group> msm<C, C::g1_group>(const zk::ec::affine<C::g1_group>*,          \
@@ -261,8 +270,8 @@ std::vector<double> time_ntt(zk::curve_id curve, unsigned log_n, bool coset, uns
   template zk::ec::jacobian<C::g2_group> msm<C, C::g2_group>(const zk::ec::affine<C::g2_group>*,          \
                                                              const C::scalar*, std::size_t, int, unsigned, \
                                                              bool, unsigned);                              \
-  template void ntt<C::fr>(C::fr*, unsigned, bool, int, bool);                                            \
-  template void odd_coset<C::fr>(C::fr*, unsigned, int, bool);                                            \
+  template void ntt<C::fr>(C::fr*, unsigned, bool, int, const std::string&);                              \
+  template void odd_coset<C::fr>(C::fr*, unsigned, int, const std::string&);                              \
   template void field_ops<C::fr>(const C::fr*, const C::fr*, C::fr*, C::fr*, C::fr*, std::size_t, int);  \
   template void field_ops<C::fq>(const C::fq*, const C::fq*, C::fq*, C::fq*, C::fq*, std::size_t, int);  \
   template std::vector<zk::ec::affine<C::g1_group>> random_points<C, C::g1_group>(std::size_t, uint64_t, int); \

@@ -24,13 +24,14 @@ zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const typename C::scala
                         int device, unsigned window = 0, bool fixed_base = false, unsigned chunks = 0);
 
 /// Natural-order forward or inverse NTT of data[0 .. 2^log_n), in place;
-/// tiled = shared-memory passes (the default), else register passes.
+/// kernel: which passes, as ntt::parse_kernel spells them (gpu/cuda/
+/// ntt_pipeline.hpp); empty = ntt::default_kernel().
 template <class F>
-void ntt(F* data, unsigned log_n, bool inverse, int device, bool tiled = true);
+void ntt(F* data, unsigned log_n, bool inverse, int device, const std::string& kernel = "");
 
 /// Values on the 2^log_n domain -> values on its odd coset, in place.
 template <class F>
-void odd_coset(F* data, unsigned log_n, int device, bool tiled = true);
+void odd_coset(F* data, unsigned log_n, int device, const std::string& kernel = "");
 
 /// prod = a b, sum = a + b, diff = a - b with the device's field code.
 template <class F>
@@ -62,9 +63,13 @@ std::vector<double> time_msm(zk::curve_id curve, int group, unsigned log_n, unsi
                              unsigned chunks = 0);
 
 /// Milliseconds of `runs` natural-order NTTs (coset = false) or odd-coset
-/// steps (coset = true) of 2^log_n resident elements.
+/// steps (coset = true) of 2^log_n resident elements, with kernel as for ntt().
 std::vector<double> time_ntt(zk::curve_id curve, unsigned log_n, bool coset, unsigned warmup, unsigned runs,
-                             int device, uint64_t seed, bool tiled = true);
+                             int device, uint64_t seed, const std::string& kernel = "");
+
+/// The kernel `spec` names (empty: ntt::default_kernel()), spelled out in
+/// full; throws std::invalid_argument for a bad name.
+std::string ntt_kernel_name(const std::string& spec);
 
 /// One variant of the device's Montgomery product, measured by field_bench.
 struct field_bench_row {

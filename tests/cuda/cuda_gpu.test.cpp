@@ -103,24 +103,35 @@ void check_field() {
 
 // ---- NTT ----------------------------------------------------------------------
 
+/// Every kind of NTT pass: the runtime's default, the older kinds, the
+/// fused shapes scripts/bench-kernels-ntt.sh times, and small fused tiles
+/// (many passes).
+constexpr const char* ntt_kernels[] = {
+    "",                     "registers",            "tiled",                "fused",
+    "fused:t10:c1:r3:b128", "fused:t10:c1:r2:b128", "fused:t11:c1:r2:b256", "fused:t10:c1:r1:b256",
+    "fused:t11:c1:r1:b256", "fused:t11:c0:r2:b256", "fused:t12:c0:r2:b512", "fused:t4:c1:r1:b4",
+    "fused:t5:c2:r3"};
+
 template <class F>
 void check_ntt(unsigned log_n) {
   CAPTURE(log_n);
   std::mt19937_64 rng(100 + log_n);
   const auto x = test::make_elements<F>(std::size_t(1) << log_n, rng);
-  for (bool tiled : {true, false}) {
-    CAPTURE(tiled);
+  std::vector<F> fwd = x, inv = x, coset = x;
+  gpu::cpu::ntt(fwd.data(), log_n, gpu::cpu::direction::forward, pool());
+  gpu::cpu::ntt(inv.data(), log_n, gpu::cpu::direction::inverse, pool());
+  gpu::cpu::to_odd_coset(coset.data(), log_n, pool());
+  for (const char* kernel : ntt_kernels) {
+    const std::string name = kernel;
+    CAPTURE(name);
     for (bool inverse : {false, true}) {
-      auto want = x, got = x;
-      gpu::cpu::ntt(want.data(), log_n, inverse ? gpu::cpu::direction::inverse : gpu::cpu::direction::forward,
-                    pool());
-      cudat::ntt(got.data(), log_n, inverse, device(), tiled);
-      CHECK(got == want);
+      auto got = x;
+      cudat::ntt(got.data(), log_n, inverse, device(), kernel);
+      CHECK(got == (inverse ? inv : fwd));
     }
-    auto want = x, got = x;
-    gpu::cpu::to_odd_coset(want.data(), log_n, pool());
-    cudat::odd_coset(got.data(), log_n, device(), tiled);
-    CHECK(got == want);
+    auto got = x;
+    cudat::odd_coset(got.data(), log_n, device(), kernel);
+    CHECK(got == coset);
   }
 }
 

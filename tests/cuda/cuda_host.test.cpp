@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <random>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "cases.hpp"
@@ -132,6 +134,13 @@ void msm_cases(std::mt19937_64& rng) {
   }
 }
 
+/// Every kind of NTT pass, and fused tiles of several shapes: small tiles
+/// (many passes, columns in both placements), each radix, no columns, and
+/// the largest tile.
+constexpr const char* ntt_kernels[] = {"registers",         "tiled",          "fused",
+                                       "fused:t4:c1:r1:b4", "fused:t5:c2:r3", "fused:t6:c0:r2:b8",
+                                       "fused:t10:c1:r3",   "fused:t12:c0:r2"};
+
 template <class F>
 void check_ntt(unsigned log_n, std::mt19937_64& rng) {
   namespace ntt = gpu::cuda::ntt;
@@ -139,21 +148,23 @@ void check_ntt(unsigned log_n, std::mt19937_64& rng) {
   test::emulated_domain<F> dom(log_n);
   const gpu::cuda::host_exec ex;
   auto x = test::make_elements<F>(n, rng);
-  for (bool tiled : {false, true}) {
-    CAPTURE(tiled);
+  for (const char* spec : ntt_kernels) {
+    const std::string name = spec;
+    CAPTURE(name);
+    const ntt::kernel kc = ntt::parse_kernel(spec);
     for (bool inverse : {false, true}) {
       auto want = x;
       gpu::cpu::ntt(want.data(), log_n, inverse ? gpu::cpu::direction::inverse : gpu::cpu::direction::forward,
                     pool());
       auto work = x;
       std::vector<F> got(n);
-      ntt::transform(ex, dom.view, work.data(), got.data(), inverse, tiled);
+      ntt::transform(ex, dom.view, work.data(), got.data(), inverse, kc);
       CHECK(got == want);
     }
     auto want = x;
     gpu::cpu::to_odd_coset(want.data(), log_n, pool());
     auto got = x;
-    ntt::to_odd_coset(ex, dom.view, got.data(), tiled);
+    ntt::to_odd_coset(ex, dom.view, got.data(), kc);
     CHECK(got == want);
     if (n > 1) CHECK(got != x);
   }
@@ -334,4 +345,23 @@ TEST_CASE("h is a*b - c out of Montgomery form") {
   std::vector<zk::bn254::scalar> h(64);
   gpu::cuda::ntt::compute_h(gpu::cuda::host_exec{}, 64, a.data(), b.data(), c.data(), h.data());
   for (std::size_t i = 0; i < 64; ++i) CHECK(fr::from_standard(h[i]) == a[i] * b[i] - c[i]);
+}
+
+TEST_CASE("NTT kernel names parse, print back, and bad ones are refused") {
+  namespace ntt = gpu::cuda::ntt;
+  CHECK(ntt::parse_kernel("tiled").kind == ntt::kernel::tiled);
+  CHECK(ntt::parse_kernel("registers").kind == ntt::kernel::registers);
+  const ntt::kernel k = ntt::parse_kernel("fused:t10:c2:r3");
+  CHECK(k.kind == ntt::kernel::fused);
+  CHECK(k.tile_log == 10);
+  CHECK(k.cols == 2);
+  CHECK(k.radix == 3);
+  CHECK(k.threads == 128);
+  CHECK(ntt::describe(k) == "fused:t10:c2:r3:b128");
+  CHECK(ntt::describe(ntt::parse_kernel(ntt::describe(k))) == ntt::describe(k));
+  for (const char* bad : {"", "fast", "tiled:t10", "fused:", "fused:t13", "fused:t10:c10", "fused:r4", "fused:r0",
+                          "fused:b100", "fused:x3", "fused:t", "fused:t1x"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(ntt::parse_kernel(bad), std::invalid_argument);
+  }
 }
