@@ -6,7 +6,6 @@
 #include <caf/spawn_options.hpp>
 
 #include <algorithm>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
@@ -476,28 +475,6 @@ memory_stats stats(memory_manager_pointer self) {
   s.purge_thread_ids.assign(st.purge_thread_ids.begin(), st.purge_thread_ids.end());
   s.cancelled = st.cancelled;
   return s;
-}
-
-std::string memory_summary_line(const memory_stats& s) {
-  std::ostringstream out;
-  out << "memory: budget " << format_bytes(s.budget) << ", peak reserved "
-      << format_bytes(s.peak_reserved) << ", peak RSS " << format_bytes(s.peak_rss);
-  std::string held;
-  auto add = [&](const std::string& part) { held += (held.empty() ? "" : ", ") + part; };
-  if (s.pool) add("pool " + format_bytes(s.pool) + (s.pool_pinned ? " pinned" : " unpinned"));
-  if (s.fixed) add("backend buffers " + format_bytes(s.fixed));
-  if (s.peak_keys) add("proving keys " + format_bytes(s.peak_keys) + " at peak");
-  if (!held.empty()) out << " (held: " << held << ")";
-  out << "; " << s.purges_run << " purge(s) for " << s.purges << " request(s)";
-  if (s.purges_run) {
-    char ms[64];
-    std::snprintf(ms, sizeof(ms), "%.1f ms (max %.1f ms)", s.purge_ms_total, s.purge_ms_max);
-    out << ", " << ms << ", " << format_bytes(s.purged_bytes) << " returned, on thread";
-    if (s.purge_threads.size() > 1) out << "s";
-    for (size_t i = 0; i < s.purge_threads.size(); ++i)
-      out << (i ? ", " : " ") << (s.purge_threads[i].empty() ? "?" : s.purge_threads[i]);
-  }
-  return out.str();
 }
 
 // ---------------------------------------------------------------- GPU worker arenas

@@ -208,11 +208,6 @@ memory_stats stats(memory_manager_pointer self);
 /// block, if it has one) and pacing allows.
 void try_grant(memory_manager_pointer self);
 
-/// One line for the end of a run: budget, peak reservation, what is held
-/// (keys, pool, fixed buffers), peak RSS, and the purges (how many, where,
-/// how long, how much). Reused by run reports.
-std::string memory_summary_line(const memory_stats& s);
-
 // ---------------------------------------------------------------- GPU worker arenas
 // with_worker_arena: keeps a GPU worker's host allocations in an arena of
 // its own, so no purge ever runs on the GPU worker's thread.
