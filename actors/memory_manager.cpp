@@ -12,7 +12,6 @@
 #include "memory/arena.hpp"
 #include "memory/process.hpp"
 #include "memory/size.hpp"
-#include "memory/thread_arena.hpp"
 
 namespace proofline {
 
@@ -475,60 +474,6 @@ memory_stats stats(memory_manager_pointer self) {
   s.purge_thread_ids.assign(st.purge_thread_ids.begin(), st.purge_thread_ids.end());
   s.cancelled = st.cancelled;
   return s;
-}
-
-// ---------------------------------------------------------------- GPU worker arenas
-
-namespace {
-
-class arena_backend final : public gpu::backend {
- public:
-  arena_backend(std::shared_ptr<gpu::backend> inner, memory::arena_ptr arena,
-                std::string thread_name)
-      : inner_(std::move(inner)), arena_(std::move(arena)), thread_name_(std::move(thread_name)) {}
-
-  const char* kind() const override { return inner_->kind(); }
-  std::string describe() const override { return inner_->describe(); }
-  unsigned lanes() const override { return inner_->lanes(); }
-  void prepare(const zk::groth16::key_ptr& key) override {
-    bind();
-    inner_->prepare(key);
-  }
-  gpu::key_prep_stats prepare_measured(const zk::groth16::key_ptr& key) override {
-    bind();
-    return inner_->prepare_measured(key);
-  }
-  void evict(const zk::groth16::proving_key_base* key) override { inner_->evict(key); }
-  void expect_partitions(const zk::groth16::key_ptr& key, std::size_t partitions) override {
-    inner_->expect_partitions(key, partitions);
-  }
-  gpu::key_prep_stats key_stats(const zk::groth16::proving_key_base* key) override {
-    return inner_->key_stats(key);
-  }
-
-  /// Called by one GPU worker, always on its own thread.
-  gpu::result_ptr prove(const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,
-                        const gpu::prove_hooks& hooks) override {
-    bind();
-    return inner_->prove(key, part, hooks);
-  }
-
- private:
-  /// On the worker's thread, once: name it and send its allocations to its arena.
-  void bind() { memory::bind_thread_once(ready_, thread_name_, arena_); }
-
-  std::shared_ptr<gpu::backend> inner_;
-  memory::arena_ptr arena_;
-  std::string thread_name_;
-  bool ready_ = false;
-};
-
-}  // namespace
-
-std::shared_ptr<gpu::backend> with_worker_arena(std::shared_ptr<gpu::backend> inner,
-                                                memory::arena_ptr arena, std::string thread_name) {
-  return std::make_shared<arena_backend>(std::move(inner), std::move(arena),
-                                         std::move(thread_name));
 }
 
 }  // namespace proofline
