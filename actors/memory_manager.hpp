@@ -194,6 +194,7 @@ void schedule_purge(memory_manager_pointer self, int arena);
 void run_purge(memory_manager_pointer self, int arena);
 /// Drops job `seq`'s queued requests; returns how many.
 uint64_t cancel_queued(memory_manager_pointer self, uint64_t seq);
+// ---- proving keys in the budget (actors/memory_keys.cpp)
 /// Charges (bytes > 0) or releases (0) the key at `path`.
 void key_memory(memory_manager_pointer self, const std::string& path, uint64_t bytes);
 /// Marks the key at `path` idle (evictable) or in use.
