@@ -17,6 +17,7 @@
 #include "actors/memory_manager.hpp"
 #include "actors/prover_ops.hpp"
 #include "actors/run_clock.hpp"
+#include "gpu/footprint.hpp"
 #include "memory/estimate.hpp"
 #include "messages/interfaces.hpp"
 
@@ -37,7 +38,7 @@ struct runtime_config {
   /// pacing held synthesis back); 0 = synthesizers + GPU workers when
   /// `pacing` is 0, else no widening beyond `pacing`.
   unsigned max_pacing = 0;
-  memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< for partition estimates
+  memory::backend_footprint footprint = gpu::cpu_backend_footprint;  ///< for partition estimates
   /// Run key loaders, synthesizers, GPU workers and finalizers on their own
   /// threads (production); false keeps everything on the scheduler, which
   /// deterministic tests need.
