@@ -29,6 +29,7 @@
 #include "actors/prover_ops.hpp"
 #include "actors/retry_policy.hpp"
 #include "actors/run_clock.hpp"
+#include "gpu/footprint.hpp"
 #include "memory/estimate.hpp"
 #include "messages/interfaces.hpp"
 
@@ -39,7 +40,7 @@ struct job_registry_config {
   key_cache_actor keys;
   prover_ops ops;  ///< write_file is used here
   run_clock clock;
-  memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< memory/estimate.hpp
+  memory::backend_footprint footprint = gpu::cpu_backend_footprint;  ///< gpu/footprint.hpp
   /// Called (on the registry's thread) with the number of partitions of a
   /// key just queued; the runtime tells the backends (backend::
   /// expect_partitions), which weigh per-key precomputation by it.

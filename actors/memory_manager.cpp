@@ -6,14 +6,12 @@
 #include <caf/spawn_options.hpp>
 
 #include <algorithm>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
 #include "memory/arena.hpp"
 #include "memory/process.hpp"
 #include "memory/size.hpp"
-#include "memory/thread_arena.hpp"
 
 namespace proofline {
 
@@ -40,8 +38,6 @@ memory::reservation::release_fn releaser(memory_manager_pointer self) {
   };
 }
 
-void report_pool(const memory::pinned_pool* pool, const std::string& pinner_name);
-
 /// Makes the pinned pool of `capacity` bytes and charges it, once.
 void make_pool(memory_manager_pointer self, uint64_t capacity) {
   auto& st = self->state;
@@ -54,8 +50,8 @@ void make_pool(memory_manager_pointer self, uint64_t capacity) {
     return;
   }
   // On its own thread the manager pins the pool on another one: pinning
-  // fresh pages takes ~0.3 s per GiB, and blocks are usable at once (their
-  // buffers say unpinned until it is done, so the backend stages them).
+  // fresh pages is slow (docs/BENCHMARKS.md), and blocks are usable at once
+  // (their buffers say unpinned until it is done, so the backend stages them).
   const bool later = cfg.pinner && cfg.own_thread;
   try {
     st.pool = std::make_unique<memory::pinned_pool>(capacity, cfg.pinner, later);
@@ -76,20 +72,7 @@ void make_pool(memory_manager_pointer self, uint64_t capacity) {
                  format_bytes(st.pool->capacity()), cfg.pinner.name);
     return;
   }
-  report_pool(st.pool.get(), cfg.pinner.name);
-}
-
-/// Logs what became of the pool's pages.
-void report_pool(const memory::pinned_pool* pool, const std::string& pinner_name) {
-  if (pool->pinned())
-    spdlog::info("memory: pinned pool {} ({} in {:.1f} ms)", format_bytes(pool->capacity()),
-                 pinner_name, pool->pin_ms());
-  else if (!pool->pin_error().empty())
-    spdlog::info("memory: pool {} of ordinary pages ({})", format_bytes(pool->capacity()),
-                 pool->pin_error());
-  else
-    spdlog::info("memory: pool {} of ordinary pages (no GPU to pin for)",
-                 format_bytes(pool->capacity()));
+  spdlog::info("memory: {}", st.pool->describe(cfg.pinner.name));
 }
 
 /// Charges the fixed buffers, and makes the pool now if its size is fixed.
@@ -118,25 +101,6 @@ void make_pool_for(memory_manager_pointer self, const std::vector<work_order>& o
   for (const auto& o : orders) largest = std::max(largest, o.pinnable);
   if (largest == 0) return;
   make_pool(self, std::min<uint64_t>(st.cfg.pool_bytes, largest * st.cfg.pool_partitions));
-}
-
-/// The error for a partition that could never be granted.
-file_error refusal(memory_manager_pointer self, const work_order& o, uint64_t bytes,
-                   uint64_t key_bytes) {
-  const auto& l = *self->state.ledger;
-  const std::string& zkey = o.part.job->spec.zkey;
-  std::string message;
-  if (l.permanent() == 0 && key_bytes == 0) {
-    message = memory::too_large_message(bytes, l.budget());
-  } else {
-    message = "partition needs " + format_bytes(bytes);
-    if (key_bytes) message += " beside its proving key (" + format_bytes(key_bytes) + ")";
-    message += ", the memory budget is " + format_bytes(l.budget());
-    if (l.permanent())
-      message += ", of which " + format_bytes(l.permanent()) +
-                 " is held by the pinned pool and the backends' buffers";
-  }
-  return {zkey, zkey + ": " + message};
 }
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
@@ -175,7 +139,7 @@ memory_manager_actor::behavior_type memory_manager(memory_manager_pointer self,
         auto& st = self->state;
         if (!st.pool) return;
         st.pool->pin_finished({pinned, ms, error});
-        report_pool(st.pool.get(), st.cfg.pinner.name);
+        spdlog::info("memory: {}", st.pool->describe(st.cfg.pinner.name));
       },
       [=](purge_due_atom, int arena) { run_purge(self, arena); },
   };
@@ -202,7 +166,9 @@ std::vector<partition_failure> reserve(memory_manager_pointer self,
     f.job_seq = o.part.job->seq;
     f.index = o.part.index;
     f.spans = o.part.spans;
-    f.error = refusal(self, o, bytes, key_bytes);
+    const auto& zkey = o.part.job->spec.zkey;
+    f.error = {zkey, zkey + ": " + memory::refusal_message(bytes, key_bytes, st.ledger->budget(),
+                                                           st.ledger->permanent())};
     refused.push_back(std::move(f));
   }
   try_grant(self);
@@ -377,69 +343,6 @@ uint64_t cancel_queued(memory_manager_pointer self, uint64_t seq) {
   return dropped;
 }
 
-void key_memory(memory_manager_pointer self, const std::string& path, uint64_t bytes) {
-  auto& st = self->state;
-  bool idle = false;
-  if (auto it = st.keys.find(path); it != st.keys.end()) {
-    idle = it->second.idle;
-    st.ledger->release_all(it->second.id);
-    st.key_bytes -= it->second.bytes;
-    st.keys.erase(it);
-  }
-  if (bytes > 0) {
-    uint64_t id = st.next_id++;
-    st.ledger->charge(id, bytes);
-    st.keys.emplace(path, key_charge{id, bytes, idle});
-    st.key_bytes += bytes;
-    st.peak_key_bytes = std::max(st.peak_key_bytes, st.key_bytes);
-    if (st.ledger->reserved() > st.ledger->budget())
-      spdlog::warn("memory: proving key {} ({}) takes the reservations to {} of {}: grants wait",
-                   path, format_bytes(bytes), format_bytes(st.ledger->reserved()),
-                   format_bytes(st.ledger->budget()));
-    else
-      spdlog::debug("memory: proving key {} holds {}", path, format_bytes(bytes));
-  }
-  try_grant(self);
-}
-
-void key_idle(memory_manager_pointer self, const std::string& path, bool idle) {
-  auto& st = self->state;
-  auto it = st.keys.find(path);
-  if (it == st.keys.end()) return;
-  it->second.idle = idle;
-  if (idle) try_grant(self);
-}
-
-bool ask_key_room(memory_manager_pointer self) {
-  auto& st = self->state;
-  if (st.room_asked) return true;
-  if (!st.key_cache) return false;
-  uint64_t idle_bytes = 0;
-  for (const auto& [path, k] : st.keys)
-    if (k.idle) idle_bytes += k.bytes;
-  auto head = st.ledger->head();
-  if (idle_bytes == 0 || !head) return false;
-  uint64_t room = st.ledger->budget() > st.ledger->reserved()
-                      ? st.ledger->budget() - st.ledger->reserved()
-                      : 0;
-  uint64_t need = head->bytes > room ? head->bytes - room : 1;
-  st.room_asked = true;
-  spdlog::debug("memory: {} more needed for the next partition; asking to evict idle keys",
-                format_bytes(need));
-  // The cache's key_memory messages for what it evicts arrive before its reply.
-  self->request(st.key_cache, caf::infinite, evict_atom::value, need)
-      .then(
-          [=](uint64_t) {
-            self->state.room_asked = false;
-            try_grant(self);
-          },
-          [=](caf::error&) {
-            self->state.room_asked = false;
-            self->state.key_cache = nullptr;  // gone: shutting down
-          });
-  return true;
-}
-
 void pool_free(memory_manager_pointer self, uint64_t offset) {
   if (self->state.pool) self->state.pool->give_back(offset);
   try_grant(self);
@@ -476,82 +379,6 @@ memory_stats stats(memory_manager_pointer self) {
   s.purge_thread_ids.assign(st.purge_thread_ids.begin(), st.purge_thread_ids.end());
   s.cancelled = st.cancelled;
   return s;
-}
-
-std::string memory_summary_line(const memory_stats& s) {
-  std::ostringstream out;
-  out << "memory: budget " << format_bytes(s.budget) << ", peak reserved "
-      << format_bytes(s.peak_reserved) << ", peak RSS " << format_bytes(s.peak_rss);
-  std::string held;
-  auto add = [&](const std::string& part) { held += (held.empty() ? "" : ", ") + part; };
-  if (s.pool) add("pool " + format_bytes(s.pool) + (s.pool_pinned ? " pinned" : " unpinned"));
-  if (s.fixed) add("backend buffers " + format_bytes(s.fixed));
-  if (s.peak_keys) add("proving keys " + format_bytes(s.peak_keys) + " at peak");
-  if (!held.empty()) out << " (held: " << held << ")";
-  out << "; " << s.purges_run << " purge(s) for " << s.purges << " request(s)";
-  if (s.purges_run) {
-    char ms[64];
-    std::snprintf(ms, sizeof(ms), "%.1f ms (max %.1f ms)", s.purge_ms_total, s.purge_ms_max);
-    out << ", " << ms << ", " << format_bytes(s.purged_bytes) << " returned, on thread";
-    if (s.purge_threads.size() > 1) out << "s";
-    for (size_t i = 0; i < s.purge_threads.size(); ++i)
-      out << (i ? ", " : " ") << (s.purge_threads[i].empty() ? "?" : s.purge_threads[i]);
-  }
-  return out.str();
-}
-
-// ---------------------------------------------------------------- GPU worker arenas
-
-namespace {
-
-class arena_backend final : public gpu::backend {
- public:
-  arena_backend(std::shared_ptr<gpu::backend> inner, memory::arena_ptr arena,
-                std::string thread_name)
-      : inner_(std::move(inner)), arena_(std::move(arena)), thread_name_(std::move(thread_name)) {}
-
-  const char* kind() const override { return inner_->kind(); }
-  std::string describe() const override { return inner_->describe(); }
-  unsigned lanes() const override { return inner_->lanes(); }
-  void prepare(const zk::groth16::key_ptr& key) override {
-    bind();
-    inner_->prepare(key);
-  }
-  gpu::key_prep_stats prepare_measured(const zk::groth16::key_ptr& key) override {
-    bind();
-    return inner_->prepare_measured(key);
-  }
-  void evict(const zk::groth16::proving_key_base* key) override { inner_->evict(key); }
-  void expect_partitions(const zk::groth16::key_ptr& key, std::size_t partitions) override {
-    inner_->expect_partitions(key, partitions);
-  }
-  gpu::key_prep_stats key_stats(const zk::groth16::proving_key_base* key) override {
-    return inner_->key_stats(key);
-  }
-
-  /// Called by one GPU worker, always on its own thread.
-  gpu::result_ptr prove(const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,
-                        const gpu::prove_hooks& hooks) override {
-    bind();
-    return inner_->prove(key, part, hooks);
-  }
-
- private:
-  /// On the worker's thread, once: name it and send its allocations to its arena.
-  void bind() { memory::bind_thread_once(ready_, thread_name_, arena_); }
-
-  std::shared_ptr<gpu::backend> inner_;
-  memory::arena_ptr arena_;
-  std::string thread_name_;
-  bool ready_ = false;
-};
-
-}  // namespace
-
-std::shared_ptr<gpu::backend> with_worker_arena(std::shared_ptr<gpu::backend> inner,
-                                                memory::arena_ptr arena, std::string thread_name) {
-  return std::make_shared<arena_backend>(std::move(inner), std::move(arena),
-                                         std::move(thread_name));
 }
 
 }  // namespace proofline

@@ -37,7 +37,7 @@
 //
 // Purges: finalizers ask for the arena of a partition's buffers (and their
 // own) to be purged once they have freed them; a GPU worker's arena (see
-// with_worker_arena below) is purged when the worker runs dry. Requests for
+// gpu/worker_arena.hpp) is purged when the worker runs dry. Requests for
 // one arena coalesce: the first schedules a purge `purge_delay` later (a
 // delayed_send to itself), later ones before it runs only add to its count.
 // The purge runs here, on this actor's own thread in production (spawned
@@ -124,7 +124,7 @@ struct memory_manager_config {
   std::chrono::milliseconds purge_delay{5};
   /// Spawned detached: names its thread "pl.memory".
   bool own_thread = false;
-  /// The GPU workers' arenas (with_worker_arena): purged when a worker runs
+  /// The GPU workers' arenas (gpu::with_worker_arena): purged when a worker runs
   /// dry, not after every partition, so under a backlog the next partition
   /// reuses the pages without faulting them in again on the worker's thread.
   std::vector<int> worker_arenas;
@@ -194,6 +194,7 @@ void schedule_purge(memory_manager_pointer self, int arena);
 void run_purge(memory_manager_pointer self, int arena);
 /// Drops job `seq`'s queued requests; returns how many.
 uint64_t cancel_queued(memory_manager_pointer self, uint64_t seq);
+// ---- proving keys in the budget (actors/memory_keys.cpp)
 /// Charges (bytes > 0) or releases (0) the key at `path`.
 void key_memory(memory_manager_pointer self, const std::string& path, uint64_t bytes);
 /// Marks the key at `path` idle (evictable) or in use.
@@ -207,31 +208,5 @@ memory_stats stats(memory_manager_pointer self);
 /// Grants to idle synthesizers while the ledger's head fits (and its pool
 /// block, if it has one) and pacing allows.
 void try_grant(memory_manager_pointer self);
-
-/// One line for the end of a run: budget, peak reservation, what is held
-/// (keys, pool, fixed buffers), peak RSS, and the purges (how many, where,
-/// how long, how much). Reused by run reports.
-std::string memory_summary_line(const memory_stats& s);
-
-// ---------------------------------------------------------------- GPU worker arenas
-// with_worker_arena: keeps a GPU worker's host allocations in an arena of
-// its own, so no purge ever runs on the GPU worker's thread.
-//
-// Problem: whatever a backend allocates on the worker's thread (the CPU
-// backend's working copies of a partition, the CUDA backend's small host
-// bookkeeping) would land in one of jemalloc's shared automatic arenas, whose
-// time-based decay purges dirty pages inside malloc()/free() on whichever
-// thread happens to tick it: possibly this one, between two partitions.
-//
-// Design: a gpu::backend decorator. On its first prove() (on the worker's
-// own thread: the worker is spawned detached) it names the thread
-// ("pl.gpu<i>") and binds it to `arena`, created with decay off. The memory
-// manager purges that arena, on its own thread, when the worker runs dry
-// (memory_manager_config::worker_arenas); the worker only ever sends
-// messages. Everything else is forwarded unchanged.
-
-/// `inner` with its calling thread bound to `arena` and named `thread_name`.
-std::shared_ptr<gpu::backend> with_worker_arena(std::shared_ptr<gpu::backend> inner,
-                                                memory::arena_ptr arena, std::string thread_name);
 
 }  // namespace proofline

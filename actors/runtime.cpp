@@ -18,6 +18,7 @@
 #include "actors/scheduler.hpp"
 #include "actors/synthesizer.hpp"
 #include "actors/fault_inject.hpp"
+#include "gpu/worker_arena.hpp"
 #include "memory/size.hpp"
 
 namespace proofline {
@@ -144,7 +145,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     for (unsigned lane = 0; lane < std::max(1u, backends[d]->lanes()); ++lane, ++w) {
       // Detached, the worker's own allocations go to an arena of its own.
       std::string name = "pl.gpu" + std::to_string(d) + "." + std::to_string(lane);
-      auto backend = cfg_.detach ? with_worker_arena(backends[d], worker_arenas[w], name)
+      auto backend = cfg_.detach ? gpu::with_worker_arena(backends[d], worker_arenas[w], name)
                                  : backends[d];
       gpu_worker_config wc{backend, scheduler_, memory_, finalizers_, registry_, cfg_.lookahead,
                            cfg_.clock};
@@ -157,8 +158,9 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   }
   if (fallback) {
     // Idle unless a retry is placed on it; it prepares keys on first use.
-    auto backend = cfg_.detach ? with_worker_arena(cfg_.fallback, worker_arenas[w], "pl.fallback")
-                               : cfg_.fallback;
+    auto backend = cfg_.detach
+                       ? gpu::with_worker_arena(cfg_.fallback, worker_arenas[w], "pl.fallback")
+                       : cfg_.fallback;
     gpu_worker_config wc{backend, scheduler_, memory_, finalizers_, registry_, cfg_.lookahead,
                          cfg_.clock};
     wc.device = devices;

@@ -17,6 +17,7 @@
 #include "actors/memory_manager.hpp"
 #include "actors/prover_ops.hpp"
 #include "actors/run_clock.hpp"
+#include "gpu/footprint.hpp"
 #include "memory/estimate.hpp"
 #include "messages/interfaces.hpp"
 
@@ -42,7 +43,7 @@ struct runtime_config {
   /// synthesis gain nothing from idle threads, and pacing 0 starts at
   /// synthesizers + GPU workers instead.
   bool synthesis_shares_threads = true;
-  memory::backend_footprint footprint = memory::cpu_backend_footprint;  ///< for partition estimates
+  memory::backend_footprint footprint = gpu::cpu_backend_footprint;  ///< for partition estimates
   /// Run key loaders, synthesizers, GPU workers and finalizers on their own
   /// threads (production); false keeps everything on the scheduler, which
   /// deterministic tests need.

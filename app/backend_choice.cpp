@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "gpu/cuda/factory.hpp"
+#include "gpu/footprint.hpp"
 #include "gpu/pinning.hpp"
 #include "memory/estimate.hpp"
 #include "memory/size.hpp"
@@ -43,8 +44,8 @@ std::vector<observe::backend_record> backend_records(const backend_choice& choic
 void configure_memory(runtime_config& rc, const backend_choice& choice, unsigned synthesizers,
                       bool pool) {
   const bool cuda = choice.cuda();
-  rc.footprint = cuda ? memory::cuda_footprint(choice.backends.front()->lanes())
-                      : memory::cpu_backend_footprint;
+  rc.footprint = cuda ? gpu::cuda_footprint(choice.backends.front()->lanes())
+                      : gpu::cpu_backend_footprint;
   rc.pinned_pool = pool ? memory::default_pool_bytes(rc.memory_budget) : 0;
   rc.pinned_pool_partitions = synthesizers + 3 * choice.lanes();
   if (rc.pinned_pool + rc.footprint.fixed_bytes * choice.backends.size() >= rc.memory_budget)

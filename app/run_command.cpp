@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <cstdio>
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -36,7 +35,6 @@
 #include "gpu/backend.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "gpu/pinning.hpp"
-#include "memory/arena.hpp"
 #include "memory/estimate.hpp"
 #include "memory/size.hpp"
 #include "zk/formats/atomic_file.hpp"
@@ -55,6 +53,8 @@ using observe::observation;
 using observe::observation_options;
 using observe::parse_metrics_endpoint;
 using observe::print_gpu_figures;
+using observe::jemalloc_line;
+using observe::memory_summary_line;
 using observe::print_interrupted;
 using observe::print_summary;
 using observe::report_json;
@@ -107,36 +107,6 @@ job_report failed_report(const job_spec& spec, const std::string& message) {
   }
   return r;
 }
-
-/// One line on every jemalloc arena at the run's end (pactive, pdirty,
-/// pmuzzy, retained summed over arenas 0 .. automatic + `created`): what the
-/// purges left behind. Empty without jemalloc.
-std::string jemalloc_line(unsigned created) {
-  if (!memory::jemalloc_available()) return {};
-  unsigned arenas = 0;
-  memory::arena_stats sum;
-  const unsigned last = memory::automatic_arenas() + created;
-  for (unsigned i = 0; i < last; ++i) {
-    auto s = memory::read_arena_stats(i);
-    if (!s) continue;
-    ++arenas;
-    sum.active += s->active;
-    sum.dirty += s->dirty;
-    sum.muzzy += s->muzzy;
-    sum.retained += s->retained;
-  }
-  const double gib = 1024.0 * 1024.0 * 1024.0;
-  char buf[200];
-  std::snprintf(buf, sizeof buf,
-                "jemalloc at the end: %u arenas, active %.3f GiB, dirty %.3f GiB, muzzy %.3f GiB, "
-                "retained %.3f GiB",
-                arenas, sum.active / gib, sum.dirty / gib, sum.muzzy / gib, sum.retained / gib);
-  return buf;
-}
-
-}  // namespace
-
-namespace {
 
 /// %* in a log pattern: the message as the inside of a JSON string.
 class json_message_flag final : public spdlog::custom_flag_formatter {

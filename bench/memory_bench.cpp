@@ -28,6 +28,7 @@
 #include "actors/system_setup.hpp"
 #include "bench/registry.hpp"
 #include "gpu/cuda/factory.hpp"
+#include "gpu/footprint.hpp"
 #include "gpu/pinning.hpp"
 #include "memory/arena.hpp"
 #include "memory/estimate.hpp"
@@ -298,10 +299,10 @@ backlog_figures run_backlog(const memory_bench_options& o, const std::string& mo
     }
   }
   auto est = memory::estimate_partition((uint64_t(1) << o.log_domain) / 2, uint64_t(1) << o.log_domain,
-                                        32, upload ? memory::cuda_backend_footprint
-                                                   : memory::cpu_backend_footprint);
+                                        32, upload ? gpu::cuda_backend_footprint
+                                                   : gpu::cpu_backend_footprint);
   runtime_config rc;
-  rc.footprint = upload ? memory::cuda_backend_footprint : memory::cpu_backend_footprint;
+  rc.footprint = upload ? gpu::cuda_backend_footprint : gpu::cpu_backend_footprint;
   rc.footprint.fixed_bytes = 0;  // the fake backend holds no staging buffers
   rc.pacing = 3;                  // a backlog: three partitions ready ahead of the worker
   rc.pinned_pool = o.pool;
@@ -531,7 +532,7 @@ memory_bench_report run_memory_bench(const memory_bench_options& o, std::ostream
   // 2. backlog, three purge modes
   bool upload = o.backend == "cuda-upload" || (o.backend == "auto" && devices > 0);
   auto est = memory::estimate_partition((uint64_t(1) << o.log_domain) / 2, uint64_t(1) << o.log_domain,
-                                        32, memory::cpu_backend_footprint);
+                                        32, gpu::cpu_backend_footprint);
   std::ostringstream b;
   b << (upload ? "cuda-upload (witness, a, b, c copied to the GPU for real, "
                : "cpu-like (the CPU backend's 4 working copies allocated and written on the "

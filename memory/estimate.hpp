@@ -15,13 +15,9 @@
 // made. Without a pool, or for a partition larger than the pool, everything
 // is pageable and the reservation is `total`.
 //
-// Backends: the CPU backend copies w, a, b, c into its own buffers, transforms
-// a, b, c in place and computes h beside them, so its peak is 4 domain
-// vectors and 1 witness copy (gpu/cpu/cpu_backend.cpp). The CUDA backend
-// keeps a partition on the device; its host memory is per backend, not per
-// partition: two lanes, each with 64 MiB of pinned staging and a pinned
-// window of MSM results (under 1 MiB), counted once as
-// `fixed_bytes` (gpu/cuda/cuda_backend.hpp, backend_options).
+// Backends: each one's host allocations come in as a backend_footprint
+// (gpu/footprint.hpp: the CPU backend's copies, the CUDA backend's pinned
+// staging); this header knows no backend.
 //
 // Release in steps: `bulk` = inputs when the backend reports that it no
 // longer reads them (prove_hooks::inputs_consumed); the rest (witness and
@@ -49,28 +45,6 @@ struct backend_footprint {
   uint32_t witness_copies = 0;  ///< copies of the witness per partition
   uint64_t fixed_bytes = 0;     ///< host bytes held for the backend's lifetime
 };
-
-/// The CPU backend: copies of a, b, c plus h; one copy of w; nothing fixed.
-inline constexpr backend_footprint cpu_backend_footprint{4, 1, 0};
-
-/// Pinned staging of one CUDA lane (backend_options::staging_bytes).
-inline constexpr uint64_t cuda_lane_staging_bytes = uint64_t(64) << 20;
-/// Pinned MSM window sums of one CUDA lane, an upper bound: 5 MSMs × at most
-/// 255 windows (window width >= 1 bit) × at most 384 bytes a point (G2 over
-/// BLS12-381's 48-byte Fq2, 4 coordinates) = 490 KiB, allowed as 1 MiB.
-inline constexpr uint64_t cuda_lane_results_bytes = uint64_t(1) << 20;
-/// Concurrent prove() calls of the CUDA backend (backend_options::lanes).
-inline constexpr uint32_t cuda_lanes = 2;
-
-/// The CUDA backend with `lanes` concurrent prove() calls: partitions live on
-/// the device; the host keeps only each lane's pinned staging and result
-/// windows.
-constexpr backend_footprint cuda_footprint(uint32_t lanes) {
-  return {0, 0, lanes * (cuda_lane_staging_bytes + cuda_lane_results_bytes)};
-}
-
-/// The CUDA backend with its default lanes.
-inline constexpr backend_footprint cuda_backend_footprint = cuda_footprint(cuda_lanes);
 
 /// Page size the pool aligns each buffer to (pinned_pool::block_alignment).
 inline constexpr uint64_t pinnable_page = 4096;

@@ -99,4 +99,16 @@ std::string too_large_message(uint64_t bytes, uint64_t budget) {
          format_bytes(budget);
 }
 
+std::string refusal_message(uint64_t bytes, uint64_t key_bytes, uint64_t budget,
+                            uint64_t permanent) {
+  if (permanent == 0 && key_bytes == 0) return too_large_message(bytes, budget);
+  std::string message = "partition needs " + format_bytes(bytes);
+  if (key_bytes) message += " beside its proving key (" + format_bytes(key_bytes) + ")";
+  message += ", the memory budget is " + format_bytes(budget);
+  if (permanent)
+    message += ", of which " + format_bytes(permanent) +
+               " is held by the pinned pool and the backends' buffers";
+  return message;
+}
+
 }  // namespace proofline::memory

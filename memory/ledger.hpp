@@ -140,4 +140,13 @@ class ledger {
 /// "partition needs 9.6 GiB, the memory budget is 8 GiB".
 std::string too_large_message(uint64_t bytes, uint64_t budget);
 
+/// The message for a request of `bytes` that can never be granted beside
+/// `key_bytes` of its proving key and `permanent` bytes held for good (the
+/// pinned pool, the backends' buffers): too_large_message when both are 0,
+/// else "partition needs 600 MiB beside its proving key (500 MiB), the memory
+/// budget is 1 GiB, of which 256 MiB is held by the pinned pool and the
+/// backends' buffers".
+std::string refusal_message(uint64_t bytes, uint64_t key_bytes, uint64_t budget,
+                            uint64_t permanent);
+
 }  // namespace proofline::memory

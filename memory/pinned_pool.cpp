@@ -10,6 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "base/text.hpp"
 #include "memory/size.hpp"
 
 namespace proofline::memory {
@@ -98,6 +99,14 @@ void pinned_pool::pin_finished(const pin_outcome& outcome) {
 pinned_pool::~pinned_pool() = default;
 
 std::size_t pinned_pool::capacity() const noexcept { return region_->bytes; }
+
+std::string pinned_pool::describe(const std::string& pinner_name) const {
+  if (pinned())
+    return "pinned pool " + format_bytes(capacity()) + " (" + pinner_name + " in " +
+           base::fixed(pin_ms()) + " ms)";
+  return "pool " + format_bytes(capacity()) + " of ordinary pages (" +
+         (pin_error().empty() ? std::string("no GPU to pin for") : pin_error()) + ")";
+}
 
 bool pinned_pool::pinned() const noexcept {
   return region_->pinned_bytes.load(std::memory_order_acquire) == region_->bytes;

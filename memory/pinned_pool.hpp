@@ -100,6 +100,10 @@ class pinned_pool {
   const std::string& pin_error() const noexcept { return pin_error_; }
   /// Milliseconds pin() took (0 when not asked for, or not finished).
   double pin_ms() const noexcept { return pin_ms_; }
+  /// What became of the pages, for the log: "pinned pool 1 GiB (cuda in
+  /// 12.5 ms)", "pool 1 GiB of ordinary pages (<pin_error>)", or "... (no GPU
+  /// to pin for)"; `pinner_name` names the pinner that was used.
+  std::string describe(const std::string& pinner_name) const;
 
   /// What pinning did: whether the pages are pinned, in how long, or why not.
   struct pin_outcome {

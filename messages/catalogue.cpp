@@ -3,77 +3,7 @@
 
 #include <caf/actor_system_config.hpp>
 
-#include <filesystem>
-
 namespace proofline {
-
-const char* to_string(priority p) {
-  switch (p) {
-    case priority::low:
-      return "low";
-    case priority::normal:
-      return "normal";
-    case priority::high:
-      return "high";
-    case priority::critical:
-      return "critical";
-  }
-  return "normal";
-}
-
-std::optional<priority> parse_priority(std::string_view s) {
-  for (auto p : {priority::low, priority::normal, priority::high, priority::critical})
-    if (s == to_string(p)) return p;
-  return std::nullopt;
-}
-
-const char* to_string(job_state s) {
-  switch (s) {
-    case job_state::queued:
-      return "queued";
-    case job_state::synthesizing:
-      return "synthesizing";
-    case job_state::proving:
-      return "proving";
-    case job_state::done:
-      return "done";
-    case job_state::failed:
-      return "failed";
-    case job_state::cancelled:
-      return "cancelled";
-  }
-  return "queued";
-}
-
-const char* to_string(partition_state s) {
-  switch (s) {
-    case partition_state::queued:
-      return "queued";
-    case partition_state::synthesizing:
-      return "synthesizing";
-    case partition_state::proving:
-      return "proving";
-    case partition_state::done:
-      return "done";
-    case partition_state::failed:
-      return "failed";
-    case partition_state::cancelled:
-      return "cancelled";
-  }
-  return "queued";
-}
-
-std::string job_context::proof_name(uint32_t index) const {
-  return spec.single ? std::string("proof.json") : "proof_" + std::to_string(index) + ".json";
-}
-
-std::string job_context::public_name(uint32_t index) const {
-  return spec.single ? std::string("public.json") : "public_" + std::to_string(index) + ".json";
-}
-
-std::string job_context::out_path(const std::string& name) const {
-  return (std::filesystem::path(spec.out) / name).string();
-}
 
 void register_message_types(caf::actor_system_config& cfg) {
   cfg.add_message_type<span_ms>("proofline::span_ms");

@@ -23,7 +23,7 @@
 
 #include "gpu/nvml.hpp"
 #include "observe/utilization.hpp"
-#include "messages/catalogue.hpp"
+#include "messages/values.hpp"
 
 namespace proofline::observe {
 

@@ -7,9 +7,13 @@
 #include <ostream>
 #include <string>
 
+#include "memory/arena.hpp"
+#include "memory/size.hpp"
+
 namespace proofline::observe {
 
 using base::fixed;
+using memory::format_bytes;
 
 void print_summary(std::ostream& out, const std::vector<job_report>& reports, double wall_ms) {
   const std::vector<std::string> head{"job", "status", "partitions", "time", "output", "error"};
@@ -123,6 +127,47 @@ void print_startup(std::ostream& out, const startup_report& s, bool gpu) {
       out << " not pinned";
   }
   out << "\n";
+}
+
+std::string memory_summary_line(const memory_stats& s) {
+  std::string out = "memory: budget " + format_bytes(s.budget) + ", peak reserved " +
+                    format_bytes(s.peak_reserved) + ", peak RSS " + format_bytes(s.peak_rss);
+  std::string held;
+  auto add = [&](const std::string& part) { held += (held.empty() ? "" : ", ") + part; };
+  if (s.pool) add("pool " + format_bytes(s.pool) + (s.pool_pinned ? " pinned" : " unpinned"));
+  if (s.fixed) add("backend buffers " + format_bytes(s.fixed));
+  if (s.peak_keys) add("proving keys " + format_bytes(s.peak_keys) + " at peak");
+  if (!held.empty()) out += " (held: " + held + ")";
+  out += "; " + std::to_string(s.purges_run) + " purge(s) for " + std::to_string(s.purges) +
+         " request(s)";
+  if (s.purges_run) {
+    out += ", " + fixed(s.purge_ms_total) + " ms (max " + fixed(s.purge_ms_max) + " ms), " +
+           format_bytes(s.purged_bytes) + " returned, on thread";
+    if (s.purge_threads.size() > 1) out += "s";
+    for (size_t i = 0; i < s.purge_threads.size(); ++i)
+      out += (i ? ", " : " ") + (s.purge_threads[i].empty() ? "?" : s.purge_threads[i]);
+  }
+  return out;
+}
+
+std::string jemalloc_line(unsigned created) {
+  if (!memory::jemalloc_available()) return {};
+  unsigned arenas = 0;
+  memory::arena_stats sum;
+  const unsigned last = memory::automatic_arenas() + created;
+  for (unsigned i = 0; i < last; ++i) {
+    auto s = memory::read_arena_stats(i);
+    if (!s) continue;
+    ++arenas;
+    sum.active += s->active;
+    sum.dirty += s->dirty;
+    sum.muzzy += s->muzzy;
+    sum.retained += s->retained;
+  }
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  return "jemalloc at the end: " + std::to_string(arenas) + " arenas, active " +
+         fixed(sum.active / gib, 3) + " GiB, dirty " + fixed(sum.dirty / gib, 3) + " GiB, muzzy " +
+         fixed(sum.muzzy / gib, 3) + " GiB, retained " + fixed(sum.retained / gib, 3) + " GiB";
 }
 
 }  // namespace proofline::observe

@@ -1,14 +1,16 @@
 // The end-of-run summary `proofline run` prints on stdout: one row per job
 // (job, status, partitions done/total, time, output directory, error), the
 // totals (proofs, wall time, proofs/s) and each GPU's busy fraction and
-// hand-off gaps (the memory line comes from memory_summary_line).
+// hand-off gaps; then one line on the memory system and one on jemalloc's
+// arenas.
 #pragma once
 
 #include <iosfwd>
+#include <string>
 #include <vector>
 
 #include "observe/report.hpp"
-#include "messages/catalogue.hpp"
+#include "messages/values.hpp"
 
 namespace proofline::observe {
 
@@ -29,5 +31,15 @@ void print_gpu_figures(std::ostream& out, const run_report& r);
 /// backend), first proof, each key's read and preparation, the pinned pool's
 /// pinning.
 void print_startup(std::ostream& out, const startup_report& s, bool gpu = true);
+
+/// One line for the end of a run: budget, peak reservation, what is held
+/// (keys, pool, fixed buffers), peak RSS, and the purges (how many, where,
+/// how long, how much). Reused by run reports.
+std::string memory_summary_line(const memory_stats& s);
+
+/// One line on every jemalloc arena at the run's end (pactive, pdirty,
+/// pmuzzy, retained summed over arenas 0 .. automatic + `created`): what the
+/// purges left behind. Empty without jemalloc.
+std::string jemalloc_line(unsigned created);
 
 }  // namespace proofline::observe

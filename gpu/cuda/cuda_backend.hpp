@@ -25,6 +25,7 @@
 #include <string>
 
 #include "gpu/backend.hpp"
+#include "gpu/footprint.hpp"
 
 namespace proofline::gpu::cuda {
 
@@ -47,14 +48,14 @@ struct backend_options {
   /// 0 = 90% of the memory free on the device when the backend is created.
   std::size_t memory_limit = 0;
   /// prove() calls that may run at once (2: upload of one overlaps compute of the other).
-  unsigned lanes = 2;
+  unsigned lanes = cuda_lanes;
   /// Window tables (precomputed multiples 2^(c w) P for every window w:
   /// about 12-17 times the points' memory), with which an MSM needs fewer,
   /// larger windows and one bucket reduction.
   table_policy tables = table_policy::when_paying;
   /// Pinned staging per lane, in two halves that alternate (host memcpy into
   /// one while the other is copied to the device).
-  std::size_t staging_bytes = std::size_t(64) << 20;
+  std::size_t staging_bytes = cuda_lane_staging_bytes;
 };
 
 /// The CUDA backend on `device` with explicit options; throws backend_error.

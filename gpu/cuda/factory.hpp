@@ -7,6 +7,7 @@
 #include <string>
 
 #include "gpu/backend.hpp"
+#include "gpu/footprint.hpp"
 
 namespace proofline::zk::dev {
 class fixed_base_engine;
@@ -27,7 +28,7 @@ struct cuda_settings {
   std::size_t memory_limit = 0;
   /// Concurrent prove() calls (GPU-worker lanes); 2 overlaps one partition's
   /// upload with another's compute.
-  unsigned lanes = 2;
+  unsigned lanes = cuda_lanes;
 };
 
 /// The CUDA backend on `device`; throws backend_error when unavailable.

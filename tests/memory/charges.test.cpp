@@ -5,6 +5,7 @@
 // backend figures.
 #include <doctest/doctest.h>
 
+#include "gpu/footprint.hpp"
 #include "memory/estimate.hpp"
 #include "memory/ledger.hpp"
 
@@ -65,13 +66,13 @@ TEST_CASE("the head can be granted over the budget only when the caller insists"
 
 TEST_CASE("a partition's pool block holds its witness and a, b, c, each page-rounded") {
   // BN254: 1000 variables (32000 bytes -> 8 pages), 1024 domain (32 KiB each).
-  auto e = estimate_partition(1000, 1024, 32, cpu_backend_footprint);
+  auto e = estimate_partition(1000, 1024, 32, proofline::gpu::cpu_backend_footprint);
   CHECK(e.pinnable == 8 * 4096 + 3 * 32768);
   CHECK(e.pinnable >= e.witness + e.inputs);
-  auto c = estimate_partition(1000, 1024, 32, cuda_backend_footprint);
+  auto c = estimate_partition(1000, 1024, 32, proofline::gpu::cuda_backend_footprint);
   CHECK(c.working == 0);  // the CUDA backend keeps partitions on the device
   CHECK(c.total() == e.witness + e.inputs);
-  CHECK(cuda_backend_footprint.fixed_bytes == 2 * ((64u << 20) + (1u << 20)));
+  CHECK(proofline::gpu::cuda_backend_footprint.fixed_bytes == 2 * ((64u << 20) + (1u << 20)));
 }
 
 TEST_CASE("the default pool is a quarter of the budget, in whole MiB, and none for tiny budgets") {

@@ -124,6 +124,16 @@ TEST_CASE("a partition larger than the whole budget is refused at once") {
   CHECK(drain(l) == std::vector<uint64_t>{2});
 }
 
+TEST_CASE("a refusal names the key and the permanent charges beside the partition") {
+  using proofline::memory::refusal_message;
+  CHECK(refusal_message(2048, 0, 1024, 0) == "partition needs 2 KiB, the memory budget is 1 KiB");
+  CHECK(refusal_message(500, 600, 1000, 0) ==
+        "partition needs 500 B beside its proving key (600 B), the memory budget is 1000 B");
+  CHECK(refusal_message(500, 0, 1000, 700) ==
+        "partition needs 500 B, the memory budget is 1000 B, of which 700 B is held by the "
+        "pinned pool and the backends' buffers");
+}
+
 TEST_CASE("a cancelled request leaves the queue and unblocks the one behind it") {
   ledger l(100);
   REQUIRE(l.submit(1, {normal, 1, 0}, 80));

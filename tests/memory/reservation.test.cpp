@@ -5,6 +5,7 @@
 #include <thread>
 #include <vector>
 
+#include "gpu/footprint.hpp"
 #include "memory/estimate.hpp"
 #include "memory/reservation.hpp"
 
@@ -75,7 +76,7 @@ TEST_CASE("concurrent releases never give back more than was granted") {
 TEST_CASE("the partition estimate counts witness, a, b, c and the backend's copies") {
   // BN254: n8r = 32; 1000 variables over a 1024 domain, CPU backend.
   auto e = proofline::memory::estimate_partition(1000, 1024, 32,
-                                                 proofline::memory::cpu_backend_footprint);
+                                                 proofline::gpu::cpu_backend_footprint);
   CHECK(e.witness == 32000);
   CHECK(e.inputs == 3 * 1024 * 32);
   CHECK(e.working == 4 * 1024 * 32 + 32000);

@@ -49,3 +49,34 @@ TEST_CASE("a cancelled job counts as cancelled, not failed, and the interrupted 
   observe::print_interrupted(none, {a}, SIGTERM);
   CHECK(none.str() == "terminated (SIGTERM): no job was left to cancel\n");
 }
+
+TEST_CASE("the memory summary line names the budget, the peaks, what is held and where purges ran") {
+  constexpr uint64_t mib = uint64_t(1) << 20;
+  memory_stats s;
+  s.budget = 8 * mib;
+  s.peak_reserved = 6 * mib;
+  s.peak_rss = 7 * mib;
+  s.pool = 2 * mib;
+  s.pool_pinned = true;
+  s.fixed = 1 * mib;
+  s.purges = 10;
+  s.purges_run = 4;
+  s.purge_ms_total = 12.25;
+  s.purge_ms_max = 5.5;
+  s.purged_bytes = 3 * mib;
+  s.purge_threads = {"pl.memory"};
+  CHECK(observe::memory_summary_line(s) ==
+        "memory: budget 8 MiB, peak reserved 6 MiB, peak RSS 7 MiB (held: pool 2 MiB pinned, "
+        "backend buffers 1 MiB); 4 purge(s) for 10 request(s), 12.2 ms (max 5.5 ms), 3 MiB "
+        "returned, on thread pl.memory");
+}
+
+TEST_CASE("the memory summary line leaves out what is not held and purges that never ran") {
+  memory_stats s;
+  s.budget = 1024;
+  s.peak_reserved = 512;
+  s.peak_rss = 2048;
+  s.purges = 3;
+  CHECK(observe::memory_summary_line(s) ==
+        "memory: budget 1 KiB, peak reserved 512 B, peak RSS 2 KiB; 0 purge(s) for 3 request(s)");
+}
