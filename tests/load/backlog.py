@@ -95,6 +95,10 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     fx = os.path.join(os.path.abspath(a.fixtures), "bn254", "small")
     snarkjs = os.path.join(a.repo, "node_modules", ".bin", "snarkjs")
+    if not os.access(snarkjs, os.X_OK):
+        fail(f"{snarkjs}: not installed (run scripts/setup.sh)")
+    if not os.access(a.proofline, os.X_OK):
+        fail(f"{a.proofline}: not an executable")
 
     part, key = partition_and_key_bytes(a.proofline, fx, a.work)
     k = a.partitions_in_budget
