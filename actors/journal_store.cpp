@@ -47,6 +47,19 @@ journal_store::journal_store(const std::string& dir) {
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error(dir + ": cannot create the state directory: " + ec.message());
   path_ = (fs::path(dir) / file_name).string();
+  // A constructor that throws runs no destructor: close the handle here, or
+  // every refused journal leaks its connection (SQLite allocates one even
+  // when opening fails).
+  try {
+    open_and_check();
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+void journal_store::open_and_check() {
   if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK)
     fail("cannot open the journal");

@@ -58,6 +58,7 @@ class journal_store {
  private:
   void exec(const char* sql) const;
   [[noreturn]] void fail(const std::string& what) const;
+  void open_and_check();  ///< opens path_, checks it and creates the tables
 
   std::string path_;
   sqlite3* db_ = nullptr;

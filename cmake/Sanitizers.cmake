@@ -3,8 +3,12 @@
 #   -DPROOFLINE_SANITIZE=address   AddressSanitizer + UndefinedBehaviorSanitizer
 #   -DPROOFLINE_SANITIZE=thread    ThreadSanitizer
 #
-# Every target of the tree is compiled and linked with the sanitizer, at -O1
-# with frame pointers so reports have whole stacks. Such a build is CPU-only
+# Every target of the tree is compiled and linked with the sanitizer, with
+# frame pointers so reports have whole stacks. ASan + UBSan builds at -O0
+# with line tables only (-g1): reports keep every frame's function, file and
+# line, and compiling CAF's templates costs about a third of -O1 -g
+# (docs/RELIABILITY.md). TSan builds at -O1 -g, since TSan's checks slow
+# unoptimised code down far more. Such a build is CPU-only
 # (nvcc code is not instrumented, and the CUDA backend cannot run here) and
 # links no jemalloc: the sanitizers replace malloc themselves, and memory/
 # reaches jemalloc through weak symbols, so the runtime falls back to the
@@ -17,15 +21,17 @@ if(PROOFLINE_SANITIZE STREQUAL "address")
   # silence a report from CAF's headers; UBSAN_OPTIONS=halt_on_error=1
   # (scripts/sanitize.sh) still stops at every report not suppressed.
   set(_proofline_san -fsanitize=address,undefined)
+  set(_proofline_san_level -O0 -g1)
 elseif(PROOFLINE_SANITIZE STREQUAL "thread")
   set(_proofline_san -fsanitize=thread)
+  set(_proofline_san_level -O1 -g)
 elseif(NOT PROOFLINE_SANITIZE STREQUAL "")
   message(FATAL_ERROR "PROOFLINE_SANITIZE must be address, thread or empty, not '${PROOFLINE_SANITIZE}'")
 endif()
 
 if(PROOFLINE_SANITIZE)
   set(PROOFLINE_CUDA OFF CACHE BOOL "Build the CUDA backend when a CUDA compiler is found" FORCE)
-  add_compile_options(${_proofline_san} -fno-omit-frame-pointer -g -O1)
+  add_compile_options(${_proofline_san} -fno-omit-frame-pointer ${_proofline_san_level})
   add_link_options(${_proofline_san})
   message(STATUS "proofline: ${PROOFLINE_SANITIZE} sanitizer build (CPU only, no jemalloc)")
 endif()

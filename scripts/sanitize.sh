@@ -64,8 +64,9 @@ export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 start=$(date +%s)
+# Optimisation and debug levels come from cmake/Sanitizers.cmake (per kind).
 cmake -S "$root" -B "$build" -DPROOFLINE_SANITIZE="$kind" -DPROOFLINE_CUDA=OFF \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="" \
   "${launcher[@]}" >/dev/null
 if ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >"$build/build.log" 2>&1; then
   grep -E -B2 -A8 'error|Error' "$build/build.log" | head -60 >&2

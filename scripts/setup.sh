@@ -32,6 +32,7 @@ packages=(
   doctest-dev             # tests
   libgmp-dev              # tests: independent oracle for field arithmetic
   chromium                # tests: renders the HTML report headless
+  systemd                 # tests: systemd-analyze checks the packaged unit (e2e_install)
   python3                 # tests: checks of outputs, raw-byte network peers
   clang libclang-rt-14-dev  # tests: libFuzzer targets with ASan and UBSan (scripts/fuzz.sh)
 )
