@@ -49,6 +49,10 @@ scheduler_actor::behavior_type placing_scheduler(scheduler_pointer self, schedul
   return {
       [=](ready_atom, const synthesized_partition& p) { on_ready(self, p); },
       [=](skip_atom, uint64_t ticket) { on_skip(self, ticket); },
+      [=](granted_atom, uint64_t ticket, uint64_t seq) {
+        auto& st = self->state;
+        if (ticket >= st.next_ticket && !st.seen_ahead.count(ticket)) st.in_synthesis[ticket] = seq;
+      },
       [=](pull_atom) { return on_pull(self, 0); },
       [=](pull_atom, int32_t device) { return on_pull(self, device); },
       [=](done_atom, uint64_t seq, uint32_t index) { on_worker_done(self, seq, index); },
@@ -70,6 +74,7 @@ scheduler_actor::behavior_type placing_scheduler(scheduler_pointer self, schedul
 void see_ticket(scheduler_pointer self, uint64_t ticket) {
   auto& st = self->state;
   if (ticket < st.next_ticket) return;  // untracked (0) or already seen
+  st.in_synthesis.erase(ticket);
   st.seen_ahead.insert(ticket);
   while (!st.seen_ahead.empty() && *st.seen_ahead.begin() == st.next_ticket) {
     st.seen_ahead.erase(st.seen_ahead.begin());
@@ -123,15 +128,29 @@ bool can_prove(scheduler_pointer self, const synthesized_partition& p, int32_t d
   return k != st.keys.end() && k->second.owner.lock() == key && k->second.ready.count(device);
 }
 
+bool behind_own_job_only(const scheduler_state& st, const synthesized_partition& p) {
+  for (uint64_t t = st.next_ticket; t < p.part.ticket; ++t) {
+    if (st.seen_ahead.count(t)) continue;
+    auto g = st.in_synthesis.find(t);
+    if (g == st.in_synthesis.end() || !p.part.job || g->second != p.part.job->seq) return false;
+  }
+  return true;
+}
+
 void dispatch(scheduler_pointer self) {
   auto& st = self->state;
   // Partitions in order; each goes to the parked pull that suits it best: the
   // device with the fewest partitions in flight, then the worker, then the
   // oldest pull. A partition no parked pull can take does not hold back the
-  // ones behind it. One granted after a partition still in synthesis goes
-  // only to a worker holding nothing (it would idle otherwise).
+  // ones behind it. One granted after partitions still in synthesis goes
+  // only to a worker holding nothing (it would idle otherwise), and only when
+  // those are all of its own job.
   for (auto it = st.ready.begin(); it != st.ready.end() && !st.pulls.empty();) {
     const bool in_order = it->second.part.ticket < st.next_ticket;
+    if (!in_order && !behind_own_job_only(st, it->second)) {
+      ++it;
+      continue;
+    }
     auto best = st.pulls.end();
     std::tuple<unsigned, size_t, uint64_t> best_rank{};
     for (auto q = st.pulls.begin(); q != st.pulls.end(); ++q) {

@@ -8,16 +8,19 @@
 // Order: partitions are handed out in grant order. Every grant carries a
 // ticket (1, 2, ...); a ready partition goes to a worker's look-ahead only
 // once every earlier ticket is ready too or skipped (its synthesis failed).
-// Synthesizers working in parallel finish in any order, so without this
-// partition k+1 of a job could take the look-ahead slot before partition k.
-// A worker holding nothing, though, takes the first ready partition it may
-// prove, earlier tickets or not: a GPU lane never idles while a partition is
-// ready for it. Syntheses whose times vary (a real circuit's, or
-// --synthesis-model lc) would otherwise hold the GPU idle for the rest of the
-// slowest earlier synthesis. The price of that exception is bounded too: an
-// earlier partition that becomes ready waits at most for the one that went
-// ahead of it, and under a backlog (partitions ready ahead of the GPU) every
-// worker holds something and the order is the grant order.
+// Synthesizers working in parallel finish in any order, so without this a
+// later job's partition could take the look-ahead slot before an earlier
+// job's, and jobs of one priority would finish out of order.
+// One exception keeps the GPU from idling behind a slow synthesis: a worker
+// holding nothing takes a ready partition whose earlier tickets still in
+// synthesis all belong to its own job (synthesizers report each ticket's job
+// as they start it: granted_atom). Partitions of one job finish in any order
+// without changing when the job finishes, and syntheses whose times vary (a
+// real circuit's, or --synthesis-model lc) would otherwise hold the GPU idle
+// for the rest of the slowest earlier one. Between jobs the order holds, so
+// at a job boundary the GPU may still wait for the earlier job's last
+// synthesis; under a backlog (partitions ready ahead of the GPU) none of this
+// costs anything.
 //
 // Backends: every pull names its worker's backend index: the primary
 // backends (GPUs) 0 .. devices-1, and the fallback (with CUDA, the CPU) at
@@ -123,6 +126,7 @@ struct scheduler_state {
   job_registry_actor registry;
   uint64_t next_ticket = 1;       // smallest ticket neither ready nor skipped
   std::set<uint64_t> seen_ahead;  // tickets above next_ticket already seen
+  std::map<uint64_t, uint64_t> in_synthesis;  // ticket -> job seq, granted and not yet seen
   uint64_t handed = 0;
 };
 
@@ -145,6 +149,9 @@ void on_prepared(scheduler_pointer self, const zk::groth16::key_ptr& key, int32_
 /// A monitored GPU worker terminated.
 void on_worker_down(scheduler_pointer self, const caf::down_msg& dm);
 
+/// Whether every ticket before p's that is not yet seen is in synthesis for
+/// p's own job (so p may go to an idle worker without reordering jobs).
+bool behind_own_job_only(const scheduler_state& st, const synthesized_partition& p);
 /// Marks a ticket as seen and advances next_ticket over contiguous ones.
 void see_ticket(scheduler_pointer self, uint64_t ticket);
 /// Backend `device` is in service: not lost, and a worker of it has pulled.

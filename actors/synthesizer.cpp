@@ -59,6 +59,7 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
     return;
   }
   const std::string& witness = part.witness();
+  self->send(cfg.scheduler, granted_atom::value, part.ticket, part.job->seq);
   self->send(cfg.registry, stage_atom::value, part.job->seq, part.index,
              partition_state::synthesizing);
   part.spans.synthesize.start = cfg.clock.now_ms();

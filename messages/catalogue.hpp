@@ -62,6 +62,7 @@ using cancel_atom = caf::atom_constant<caf::atom("cancel")>;
 // scheduler
 using ready_atom = caf::atom_constant<caf::atom("ready")>;  ///< synthesized_partition
 using skip_atom = caf::atom_constant<caf::atom("skip")>;    ///< ticket whose synthesis failed
+using granted_atom = caf::atom_constant<caf::atom("granted")>;  ///< ticket, job seq: its synthesis began
 using lost_atom = caf::atom_constant<caf::atom("lost")>;    ///< a backend index is unusable
 // gpu worker
 using run_atom = caf::atom_constant<caf::atom("run")>;  ///< prove the next held partition

@@ -377,7 +377,8 @@ TEST_CASE_FIXTURE(devices_fixture,
     auto& st = self->state;
     for (const auto& q : st.pulls)
       for (const auto& [order, p] : st.ready)
-        if (p.part.ticket < st.next_ticket || st.workers.at(q.worker).in_flight.empty()) {
+        if (p.part.ticket < st.next_ticket ||
+            (st.workers.at(q.worker).in_flight.empty() && behind_own_job_only(st, p))) {
           ++checks;
           INFO("step " << step << ": device " << q.device << " waits while "
                        << p.part.witness() << " is ready");

@@ -63,19 +63,24 @@ TEST_CASE_FIXTURE(sched_fixture, "a busy worker's look-ahead waits for every par
 }
 
 TEST_CASE_FIXTURE(sched_fixture,
-                  "an idle worker takes a ready partition while an earlier grant is in synthesis") {
+                  "an idle worker takes a partition ahead of its own job's syntheses, not another job's") {
+  self->send(s, granted_atom::value, uint64_t{1}, uint64_t{1});  // job 1, partition 0: in synthesis
   self->send(s, ready_atom::value, ready_partition(nullptr, 2, 0, 3));
   self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 2));
   self->send(s, pull_atom::value, int32_t{0});  // the worker holds nothing
   sched.run();
-  CHECK(handed() == strings{"w1_1"});  // ticket 1 is still in synthesis; the best ready one goes
+  CHECK(handed() == strings{"w1_1"});  // only job 1's own ticket 1 is still in synthesis
   self->send(s, pull_atom::value, int32_t{0});  // a look-ahead: it keeps grant order
   sched.run();
   CHECK(handed().empty());
   self->send(s, done_atom::value, uint64_t{1}, uint32_t{1});  // idle again
   self->send(s, pull_atom::value, int32_t{0});
   sched.run();
-  CHECK(handed() == strings{"w2_0"});
+  CHECK(handed().empty());  // job 2 may not pass job 1's ticket 1
+  self->send(s, ready_atom::value, ready_partition(nullptr, 1, 0, 1));
+  self->send(s, pull_atom::value, int32_t{0});
+  sched.run();
+  CHECK(handed() == strings{"w1_0", "w2_0"});
 }
 
 TEST_CASE_FIXTURE(sched_fixture,
