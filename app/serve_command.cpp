@@ -68,10 +68,11 @@ const char* const serve_footer = R"(ROLES:
                                        order whenever it has room
   Any listening server is a coordinator: nodes may join it. It also proves
   locally unless --no-local-proving. A coordinator queues partitions with
-  its own --memory-budget estimates, so one partition must fit in it. A node that disconnects (its connection
-  drops, or its heartbeats stop for --peer-timeout) has its partitions queued
-  again; a node sends proofs back as text and only the coordinator writes
-  outputs, ignoring a result for a partition it took back or already has.
+  its own --memory-budget estimates, so one partition must fit in it. A node
+  that disconnects (its connection drops, or its heartbeats stop for
+  --peer-timeout) has its partitions queued again; a node sends proofs back
+  as text and only the coordinator writes outputs, ignoring a result for a
+  partition it took back or already has.
 
 PATHS AND STORAGE:
   Clients send the job file's text and its absolute path; the server resolves
