@@ -338,7 +338,7 @@ void add_prover_options(CLI::App& app, runtime_options& o) {
             s = std::to_string(*bytes);
             return std::string();
           },
-          "SIZE", "size"))
+          "", "size"))
       ->type_name("SIZE");
   app.add_flag("--no-verify", o.no_verify,
                "Write proofs without checking each by pairing first (the check costs a few "
