@@ -18,9 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Longest wait of a remote watch; clients ask again.
-constexpr uint32_t max_remote_watch_ms = 30'000;
-
 caf::error refused(std::string text) {
   return caf::make_error(caf::sec::invalid_argument, std::move(text));
 }
@@ -100,20 +97,22 @@ control_admin_actor::behavior_type control(control_pointer self, control_config 
   return {
       [=](attach_atom, const control_wiring& w) {
         self->state.wiring = w;
+        // Before any watch asks the registry, so no news is missed.
+        self->send(w.registry, watch_atom::value, caf::actor_cast<job_listener_actor>(self));
         spdlog::debug("control: runtime attached");
       },
       [=](submit_atom, const job_submission& s) { return submit_jobs(self, s); },
+      [=](drain_atom) { self->state.stopping = true; },
       [=](status_atom) -> caf::result<std::vector<job_status>> {
         if (!self->state.wiring) return starting();
         return self->delegate(self->state.wiring->registry, status_atom::value);
       },
       [=](cancel_atom, const std::string& id) { return cancel_by_id(self, id); },
-      [=](watch_atom, const std::vector<watch_cursor>& cursors,
-          uint32_t wait_ms) -> caf::result<std::vector<job_progress>> {
-        if (!self->state.wiring) return starting();
-        return self->delegate(self->state.wiring->registry, watch_atom::value, cursors,
-                              std::min(wait_ms, max_remote_watch_ms));
+      [=](watch_atom, const std::vector<watch_cursor>& cursors, uint32_t wait_ms) {
+        return watch(self, cursors, wait_ms);
       },
+      [=](news_atom, uint64_t seq) { on_news(self, seq); },
+      [=](watch_atom, uint64_t id) { on_watch_timeout(self, id); },
       [=](metrics_atom) { return collect_metrics(self); },
       [=](join_atom, const node_info& info, const node_actor& node) -> caf::result<uint64_t> {
         if (!self->state.wiring) return starting();
@@ -136,6 +135,7 @@ caf::result<std::vector<submitted_job>> submit_jobs(control_pointer self,
                                                     const job_submission& s) {
   auto& st = self->state;
   if (!st.wiring) return starting();
+  if (st.stopping) return caf::make_error(caf::sec::runtime_error, server_stopping_message);
   if (s.name.empty()) return refused("the submission names no job file");
   std::vector<job_spec> specs;
   std::string base = fs::path(s.name).parent_path().string();

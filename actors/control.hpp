@@ -20,9 +20,17 @@
 //    Inline witnesses are written to the spool directory, removed when the
 //    job completes. Then the registry accepts all the jobs or none.
 //  * Client job ids map to the newest job with that id.
+//  * Watches are control's long polls (actors/control_watch.cpp): the
+//    registry answers what a job finished past a cursor and tells control
+//    (news) whenever a job has finished partitions; a watch without news
+//    is parked here until news of its jobs or the end of its wait.
+//  * Once serve drains (drain_atom), submissions are refused with
+//    server_stopping_message; status, watch and cancel still answer.
 //  * Unexpected messages (a foreign or malformed client) are logged and
 //    answered with an error; they never stop the actor.
 #pragma once
+
+#include <caf/typed_response_promise.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -38,6 +46,10 @@ namespace proofline {
 
 /// The text of the error every request gets before the runtime is attached.
 inline constexpr const char* server_starting_message = "the server is starting; try again";
+/// The text of the error a submission gets once the server drains (stopping).
+inline constexpr const char* server_stopping_message =
+    "the server is stopping: it finishes the partitions in flight and accepts no new jobs; "
+    "submit to it again once it has restarted";
 
 struct control_config {
   /// Parses job-file text (jobs/job_file rules); throws std::exception whose
@@ -54,12 +66,21 @@ struct control_config {
   std::function<void(const std::string& path, std::string_view contents)> write_file;
 };
 
+/// A watch waiting for news of its jobs.
+struct parked_watch {
+  std::vector<watch_cursor> cursors;
+  caf::typed_response_promise<std::vector<job_progress>> promise;
+};
+
 struct control_state {
   static inline const char* name = "control";
   control_config cfg;
   std::optional<control_wiring> wiring;     ///< set by attach
   std::map<std::string, uint64_t> by_id;    ///< client id -> newest seq
   uint64_t submissions = 0;                 ///< names spool subdirectories
+  bool stopping = false;                    ///< drain_atom came: submissions are refused
+  uint64_t next_watch = 1;
+  std::map<uint64_t, parked_watch> watches;  ///< by id, oldest first
 };
 
 using control_pointer = control_admin_actor::stateful_pointer<control_state>;
@@ -70,6 +91,23 @@ caf::result<std::vector<submitted_job>> submit_jobs(control_pointer self,
                                                     const job_submission& s);
 caf::result<job_status> cancel_by_id(control_pointer self, const std::string& id);
 caf::result<cluster_metrics> collect_metrics(control_pointer self);
+
+// ---- watches (actors/control_watch.cpp)
+
+/// Longest wait of a remote watch (clients ask again), and most watches
+/// parked at once (the oldest is answered early beyond that).
+inline constexpr uint32_t max_watch_ms = 30'000;
+inline constexpr size_t max_watches = 1024;
+
+/// Answers at once when a watched job has news past its cursor (or the
+/// wait is 0), else parks the watch until news or `wait_ms` (capped).
+caf::result<std::vector<job_progress>> watch(control_pointer self,
+                                             const std::vector<watch_cursor>& cursors,
+                                             uint32_t wait_ms);
+/// Job `seq` has news: parked watches of it that now have news are answered.
+void on_news(control_pointer self, uint64_t seq);
+/// A parked watch's wait ran out: it is answered with what there is.
+void on_watch_timeout(control_pointer self, uint64_t id);
 
 // ---- path policy (also used by the node agent)
 

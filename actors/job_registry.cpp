@@ -3,69 +3,62 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/sec.hpp>
 
-#include <algorithm>
-#include <chrono>
-#include <filesystem>
-
 #include <spdlog/spdlog.h>
 
 #include "actors/result_file.hpp"
-#include "memory/estimate.hpp"
 #include "memory/size.hpp"
 
 namespace proofline {
 
 namespace {
 
-/// What is wrong with a spec the registry cannot run at all; empty if fine.
-std::string spec_problem(const job_spec& spec) {
-  std::string who = "job \"" + spec.id + "\": ";
-  if (spec.id.empty()) return "job has no id";
-  if (spec.zkey.empty()) return who + "no zkey";
-  if (spec.witnesses.empty()) return who + "no witness";
-  for (const auto& w : spec.witnesses)
-    if (w.empty()) return who + "empty witness path";
-  if (spec.single && spec.witnesses.size() != 1)
-    return who + "a single-witness job has one witness";
-  if (spec.out.empty()) return who + "no out directory";
-  return {};
-}
-
-bool terminal(partition_state s) {
-  return s == partition_state::done || s == partition_state::failed ||
-         s == partition_state::cancelled;
-}
-
 job_entry* find_job(job_registry_pointer self, uint64_t seq) {
   auto it = self->state.jobs.find(seq);
   return it == self->state.jobs.end() ? nullptr : &it->second;
 }
 
-void write_result(job_registry_pointer self, const job_entry& job, const job_report& report) {
-  if (job.spec.out.empty()) return;
-  auto path = (std::filesystem::path(job.spec.out) / "result.json").string();
-  try {
-    self->state.cfg.ops.write_file(path, result_json(report));
-  } catch (const std::exception& e) {
-    spdlog::error("job {}: cannot write {}: {}", job.spec.id, path, e.what());
-  }
+/// Answers the drain requests once nothing is in flight any more.
+void check_drained(job_registry_pointer self) {
+  auto& st = self->state;
+  if (st.drained.empty() || !st.drain.drained()) return;
+  std::vector<job_status> live;
+  for (const auto& [seq, job] : st.jobs)
+    if (!job.complete()) live.push_back(make_status(job));
+  for (auto& rp : st.drained) rp.deliver(live);
+  st.drained.clear();
 }
 
-/// A job finished (done, failed or cancelled): it lets go of its key (the
-/// partitions still in flight hold their own handles); the key cache decides
-/// whether the key stays.
-void release_key(job_registry_pointer self, job_entry& job) {
-  if (!job.ctx) return;
-  self->send(self->state.cfg.keys, key_users_atom::value, job.ctx->key, int32_t{-1});
+/// A partition of job `seq` finished.
+void left_flight(job_registry_pointer self, uint64_t seq) {
+  self->state.drain.left(seq);
+  check_drained(self);
+}
+
+/// The job ends in `state` (done, failed or cancelled): it frees its id and
+/// out directory, lets go of its key, writes result.json, leaves the journal
+/// and answers its awaiters.
+void end_job(job_registry_pointer self, job_entry& job, job_state state) {
+  job.state = state;
+  job.total.end = self->state.cfg.clock.now_ms();
+  self->state.live.retire(job);
+  // Partitions still in flight hold their own handles on the key; the key
+  // cache decides whether it stays.
+  if (job.ctx) self->send(self->state.cfg.keys, key_users_atom::value, job.ctx->key, int32_t{-1});
   job.ctx.reset();
-}
-
-/// Forgets the job's id and out directory as live ones.
-void retire_id(job_registry_pointer self, const job_entry& job) {
-  auto it = self->state.live_ids.find(job.spec.id);
-  if (it != self->state.live_ids.end() && it->second == job.seq) self->state.live_ids.erase(it);
-  auto out = self->state.live_outs.find(job.spec.out);
-  if (out != self->state.live_outs.end() && out->second == job.seq) self->state.live_outs.erase(out);
+  auto report = make_report(job);
+  write_result_file(self->state.cfg.ops.write_file, report);
+  if (self->state.cfg.journal) self->send(self->state.cfg.journal, complete_atom::value, job.seq);
+  if (state == job_state::failed)
+    spdlog::warn("job {} failed: {}", job.spec.id, report.error.message);
+  else if (state == job_state::done)
+    spdlog::info("job {} done: {} partition(s) in {:.1f} ms", job.spec.id, job.parts.size(),
+                 job.total.end - job.total.start);
+  else
+    spdlog::info("job {} cancelled", job.spec.id);
+  for (auto& rp : job.awaiting) rp.deliver(report);
+  job.awaiting.clear();
+  self->state.drain.ended(job.seq);
+  check_drained(self);
 }
 
 /// Completes the job once every partition is done or failed.
@@ -73,20 +66,7 @@ void complete_if_finished(job_registry_pointer self, job_entry& job) {
   if (job.complete() || job.finished < job.parts.size()) return;
   bool failed = job.parts.empty();
   for (const auto& p : job.parts) failed |= p.state == partition_state::failed;
-  job.state = failed ? job_state::failed : job_state::done;
-  job.total.end = self->state.cfg.clock.now_ms();
-  retire_id(self, job);
-  release_key(self, job);
-  auto report = make_report(job);
-  write_result(self, job, report);
-  if (self->state.cfg.journal) self->send(self->state.cfg.journal, complete_atom::value, job.seq);
-  if (failed)
-    spdlog::warn("job {} failed: {}", job.spec.id, report.error.message);
-  else
-    spdlog::info("job {} done: {} partition(s) in {:.1f} ms", job.spec.id, job.parts.size(),
-                 job.total.end - job.total.start);
-  for (auto& rp : job.awaiting) rp.deliver(report);
-  job.awaiting.clear();
+  end_job(self, job, failed ? job_state::failed : job_state::done);
 }
 
 /// Fails every partition not yet finished with `error` and completes the job.
@@ -95,31 +75,24 @@ void fail_job(job_registry_pointer self, job_entry& job, const file_error& error
   if (job.parts.empty()) job.error = error;
   for (auto& p : job.parts) {
     if (terminal(p.state)) continue;
-    p.state = partition_state::failed;
     p.error = error;
-    ++job.finished;
-    job.finish_order.push_back(p.index);
+    job.finish(p.index, partition_state::failed);
   }
   complete_if_finished(self, job);
-  notify_watchers(self, job.seq);
+  tell_listeners(self, job.seq);
 }
 
-/// Why `id` cannot be submitted now; empty if it can.
-std::string id_conflict(job_registry_pointer self, const job_spec& spec) {
-  if (auto it = self->state.live_ids.find(spec.id); it != self->state.live_ids.end()) {
-    const auto& live = self->state.jobs.at(it->second);
-    return "job \"" + spec.id + "\": the id is already used by a live job (#" +
-           std::to_string(live.seq) + ", " + to_string(live.state) +
-           "); ids of live jobs are unique on a server";
-  }
-  if (auto it = self->state.live_outs.find(spec.out); it != self->state.live_outs.end()) {
-    const auto& live = self->state.jobs.at(it->second);
-    return "job \"" + spec.id + "\": field \"out\": " + spec.out +
-           " is the out directory of live job \"" + live.spec.id + "\" (#" +
-           std::to_string(live.seq) + ", " + to_string(live.state) +
-           "); one would overwrite the other's proofs";
-  }
-  return {};
+caf::error no_job(uint64_t seq) {
+  return caf::make_error(caf::sec::invalid_argument, "no job #" + std::to_string(seq));
+}
+
+/// Queues `orders` with the memory manager in one request, so it orders them
+/// all at once; those it refuses at once (larger than the budget) fail.
+void reserve(job_registry_pointer self, std::vector<work_order> orders) {
+  self->request(self->state.cfg.memory, caf::infinite, reserve_atom::value, std::move(orders))
+      .then([=](const std::vector<partition_failure>& refused) {
+        for (const auto& f : refused) on_failed(self, f);
+      });
 }
 
 void request_key(job_registry_pointer self, uint64_t seq, const std::string& path) {
@@ -142,10 +115,10 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
       [=](submit_atom, const job_spec& spec) { return submit(self, spec); },
       [=](submit_atom, const std::vector<job_spec>& specs) { return submit_all(self, specs); },
       [=](cancel_atom, uint64_t seq) { return cancel_job(self, seq); },
-      [=](watch_atom, const std::vector<watch_cursor>& cursors, uint32_t wait_ms) {
-        return watch(self, cursors, wait_ms);
+      [=](watch_atom, const std::vector<watch_cursor>& cursors) {
+        return progress_now(self, cursors);
       },
-      [=](watch_atom, uint64_t watcher) { on_watch_timeout(self, watcher); },
+      [=](watch_atom, const job_listener_actor& l) { self->state.listeners.push_back(l); },
       [=](status_atom, uint64_t seq) { return status_of(self, seq); },
       [=](status_atom) { return status_all(self); },
       [=](await_atom, uint64_t seq) { return await_job(self, seq); },
@@ -154,6 +127,7 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
       },
       [=](done_atom, const partition_done& d) { on_done(self, d); },
       [=](failed_atom, const partition_failure& f) { on_failed(self, f); },
+      [=](drain_atom) { return drain(self); },
       [=](recover_atom, const std::vector<job_spec>& specs,
           const std::vector<std::vector<uint32_t>>& done) {
         return recover_jobs(self, specs, done);
@@ -162,21 +136,15 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
 }
 
 caf::result<uint64_t> submit(job_registry_pointer self, const job_spec& spec) {
-  if (auto conflict = id_conflict(self, spec); !conflict.empty())
+  if (auto conflict = self->state.live.conflict(spec, self->state.jobs); !conflict.empty())
     return caf::make_error(caf::sec::invalid_argument, conflict);
   return admit(self, spec);
 }
 
 caf::result<std::vector<uint64_t>> submit_all(job_registry_pointer self,
                                               const std::vector<job_spec>& specs) {
-  std::map<std::string, size_t> seen;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    if (auto conflict = id_conflict(self, specs[i]); !conflict.empty())
-      return caf::make_error(caf::sec::invalid_argument, conflict);
-    if (!seen.emplace(specs[i].id, i).second)
-      return caf::make_error(caf::sec::invalid_argument,
-                             "job \"" + specs[i].id + "\": the id is given twice");
-  }
+  if (auto conflict = self->state.live.conflict(specs, self->state.jobs); !conflict.empty())
+    return caf::make_error(caf::sec::invalid_argument, conflict);
   std::vector<uint64_t> seqs;
   for (const auto& spec : specs) seqs.push_back(admit(self, spec));
   if (!self->state.cfg.journal) return seqs;
@@ -200,7 +168,8 @@ caf::result<std::vector<uint64_t>> recover_jobs(job_registry_pointer self,
                                                 const std::vector<std::vector<uint32_t>>& done) {
   std::vector<uint64_t> seqs;
   for (size_t i = 0; i < specs.size(); ++i) {
-    if (auto conflict = id_conflict(self, specs[i]); !conflict.empty()) {
+    if (auto conflict = self->state.live.conflict(specs[i], self->state.jobs);
+        !conflict.empty()) {
       spdlog::error("journal: {}; not recovered", conflict);
       seqs.push_back(0);  // answers stay aligned with `specs`
       continue;
@@ -214,32 +183,15 @@ uint64_t admit(job_registry_pointer self, const job_spec& spec,
                const std::vector<uint32_t>& done) {
   auto& st = self->state;
   uint64_t seq = st.next_seq++;
-  job_entry& job = st.jobs[seq];
-  job.seq = seq;
-  job.spec = spec;
-  job.total.start = st.cfg.clock.now_ms();
-  job.parts.resize(spec.witnesses.size());
-  for (uint32_t i = 0; i < job.parts.size(); ++i) job.parts[i].index = i;
-  if (!spec.id.empty()) st.live_ids[spec.id] = seq;
-  if (!spec.out.empty()) st.live_outs[spec.out] = seq;
+  job_entry& job = st.jobs[seq] = make_entry(seq, spec, st.cfg.clock.now_ms());
+  st.live.add(job);
 
   if (auto problem = spec_problem(spec); !problem.empty()) {
     fail_job(self, job, {"", problem});
     return seq;
   }
   if (!done.empty()) {
-    job_context names;
-    names.spec = spec;
-    for (auto index : done) {
-      if (index >= job.parts.size() || terminal(job.parts[index].state)) continue;
-      auto& p = job.parts[index];
-      p.state = partition_state::done;
-      p.proof_file = names.proof_name(index);
-      p.public_file = names.public_name(index);
-      p.verified = true;  // checked by the journal before it was kept
-      ++job.finished;
-      job.finish_order.push_back(index);
-    }
+    mark_recovered(job, done);
     if (job.finished == job.parts.size()) {
       complete_if_finished(self, job);
       return seq;
@@ -271,67 +223,27 @@ void on_key(job_registry_pointer self, const std::string& path, const key_load_r
 
 size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
                   const zk::groth16::key_ptr& key) {
-  const auto& info = key->info;
-  auto est = memory::estimate_partition(info.n_vars, info.domain_size, info.n8r,
-                                        self->state.cfg.footprint);
   std::vector<work_order> orders;
   size_t started = 0;
   for (auto seq : seqs) {
     auto* job = find_job(self, seq);
-    if (!job || job->complete()) continue;
+    if (!job || job->complete() || self->state.drain.on()) continue;
     auto ctx = std::make_shared<job_context>();
     ctx->seq = seq;
     ctx->spec = job->spec;
     ctx->key = key;
     job->ctx = ctx;
     ++started;
-    for (uint32_t i = 0; i < job->parts.size(); ++i) {
-      if (terminal(job->parts[i].state)) continue;  // recovered as done
-      work_order o;
-      o.part.job = ctx;
-      o.part.index = i;
-      o.bytes = est.total();
-      o.bulk = est.bulk();
-      o.pinnable = est.pinnable;
-      o.working = est.working;
-      orders.push_back(std::move(o));
-    }
+    for (uint32_t i = 0; i < job->parts.size(); ++i)
+      if (!terminal(job->parts[i].state))  // not recovered as done
+        orders.push_back(make_order(ctx, i, {}, self->state.cfg.footprint));
   }
   if (orders.empty()) return started;
   if (self->state.cfg.partitions_queued) self->state.cfg.partitions_queued(key, orders.size());
   spdlog::debug("reserving {} partition(s) of {} each", orders.size(),
-                memory::format_bytes(est.total()));
-  self->request(self->state.cfg.memory, caf::infinite, reserve_atom::value, std::move(orders))
-      .then([=](const std::vector<partition_failure>& refused) { on_refused(self, refused); });
+                memory::format_bytes(orders.front().bytes));
+  reserve(self, std::move(orders));
   return started;
-}
-
-namespace {
-
-/// Queues partition `index` of a running job for memory again, to be
-/// synthesized and proved once more (after a retryable failure).
-void reserve_again(job_registry_pointer self, const job_entry& job, uint32_t index,
-                   placement where) {
-  const auto& info = job.ctx->key->info;
-  auto est = memory::estimate_partition(info.n_vars, info.domain_size, info.n8r,
-                                        self->state.cfg.footprint);
-  work_order o;
-  o.part.job = job.ctx;
-  o.part.index = index;
-  o.part.where = where;
-  o.bytes = est.total();
-  o.bulk = est.bulk();
-  o.pinnable = est.pinnable;
-  o.working = est.working;
-  self->request(self->state.cfg.memory, caf::infinite, reserve_atom::value,
-                std::vector<work_order>{std::move(o)})
-      .then([=](const std::vector<partition_failure>& refused) { on_refused(self, refused); });
-}
-
-}  // namespace
-
-void on_refused(job_registry_pointer self, const std::vector<partition_failure>& refused) {
-  for (const auto& f : refused) on_failed(self, f);
 }
 
 void on_stage(job_registry_pointer self, uint64_t seq, uint32_t index, partition_state s) {
@@ -349,33 +261,23 @@ void on_done(job_registry_pointer self, const partition_done& d) {
   auto* job = find_job(self, d.job_seq);
   if (!job || d.index >= job->parts.size()) return;
   auto& p = job->parts[d.index];
-  if (job->state == job_state::cancelled && p.state == partition_state::cancelled &&
-      !self->state.live_outs.count(job->spec.out)) {
-    // A finalizer wrote this proof while the cancel was on its way: the
-    // proof stays, so result.json lists it (unless another job owns the out
-    // directory by now).
-    p.state = partition_state::done;
-    p.spans = d.spans;
-    p.proof_file = d.proof_file;
-    p.public_file = d.public_file;
-    p.verified = d.verified;
-    p.verify_ms = d.verify_ms;
-    write_result(self, *job, make_report(*job));
+  // A finalizer wrote this proof while the cancel was on its way: the proof
+  // stays, so result.json lists it (unless another job owns the out
+  // directory by now).
+  const bool late = job->state == job_state::cancelled && p.state == partition_state::cancelled &&
+                    !self->state.live.out_live(job->spec.out);
+  if (!late && terminal(p.state)) return;
+  record_done(p, d);
+  if (late) {
+    write_result_file(self->state.cfg.ops.write_file, make_report(*job));
     return;
   }
-  if (terminal(p.state)) return;
-  p.state = partition_state::done;
-  p.spans = d.spans;
-  p.proof_file = d.proof_file;
-  p.public_file = d.public_file;
-  p.verified = d.verified;
-  p.verify_ms = d.verify_ms;
   if (self->state.cfg.journal)
     self->send(self->state.cfg.journal, done_atom::value, d.job_seq, d.index);
-  ++job->finished;
-  job->finish_order.push_back(d.index);
+  job->finish(d.index, partition_state::done);
   complete_if_finished(self, *job);
-  notify_watchers(self, d.job_seq);
+  tell_listeners(self, d.job_seq);
+  left_flight(self, d.job_seq);
 }
 
 void on_failed(job_registry_pointer self, const partition_failure& f) {
@@ -385,37 +287,32 @@ void on_failed(job_registry_pointer self, const partition_failure& f) {
   std::optional<placement> again;
   if (f.retryable && job->ctx && !job->ctx->cancelled.load(std::memory_order_acquire))
     again = next_placement(self->state.cfg.retries, p.retries, f.spans.gpu, f.device_lost);
+  if (again && self->state.drain.on()) {  // not queued again: the journal keeps it
+    p.state = partition_state::queued;
+    self->state.drain.held(f.job_seq);
+    check_drained(self);
+    return;
+  }
   if (again) {
     ++p.retries;
     p.state = partition_state::queued;
-    const std::string where = again->device < 0 ? "any backend"
-                              : again->avoid    ? "a backend other than " + f.spans.backend
-                              : again->device == f.spans.gpu
-                                  ? f.spans.backend
-                                  : "the fallback backend";
     spdlog::warn("job {} partition {}: {}; proving it again on {} (retry {})", job->spec.id,
-                 f.index, f.error.message, where, p.retries);
-    reserve_again(self, *job, f.index, *again);
-    notify_watchers(self, f.job_seq);
+                 f.index, f.error.message, placement_text(*again, f.spans.gpu, f.spans.backend),
+                 p.retries);
+    reserve(self, {make_order(job->ctx, f.index, *again, self->state.cfg.footprint)});
     return;
   }
-  p.state = partition_state::failed;
-  p.spans = f.spans;
-  p.error = f.error;
-  if (p.retries > 0)
-    p.error.message += " (partition " + std::to_string(f.index) + " on " +
-                       (f.spans.backend.empty() ? "its backend" : f.spans.backend) + ", after " +
-                       std::to_string(p.retries) + " retr" + (p.retries == 1 ? "y" : "ies") + ")";
-  ++job->finished;
-  job->finish_order.push_back(f.index);
+  record_failure(p, f);
+  job->finish(f.index, partition_state::failed);
   spdlog::warn("job {} partition {}: {}", job->spec.id, f.index, f.error.message);
   complete_if_finished(self, *job);
-  notify_watchers(self, f.job_seq);
+  tell_listeners(self, f.job_seq);
+  left_flight(self, f.job_seq);
 }
 
 caf::result<job_status> status_of(job_registry_pointer self, uint64_t seq) {
   if (auto* job = find_job(self, seq)) return make_status(*job);
-  return caf::make_error(caf::sec::invalid_argument, "no job #" + std::to_string(seq));
+  return no_job(seq);
 }
 
 std::vector<job_status> status_all(job_registry_pointer self) {
@@ -426,7 +323,7 @@ std::vector<job_status> status_all(job_registry_pointer self) {
 
 caf::result<job_report> await_job(job_registry_pointer self, uint64_t seq) {
   auto* job = find_job(self, seq);
-  if (!job) return caf::make_error(caf::sec::invalid_argument, "no job #" + std::to_string(seq));
+  if (!job) return no_job(seq);
   if (job->complete()) return make_report(*job);
   auto rp = self->make_response_promise<job_report>();
   job->awaiting.push_back(rp);
@@ -435,7 +332,7 @@ caf::result<job_report> await_job(job_registry_pointer self, uint64_t seq) {
 
 caf::result<job_status> cancel_job(job_registry_pointer self, uint64_t seq) {
   auto* job = find_job(self, seq);
-  if (!job) return caf::make_error(caf::sec::invalid_argument, "no job #" + std::to_string(seq));
+  if (!job) return no_job(seq);
   if (job->complete())
     return caf::make_error(caf::sec::invalid_argument, "job \"" + job->spec.id +
                                                            "\" already finished (" +
@@ -443,138 +340,59 @@ caf::result<job_status> cancel_job(job_registry_pointer self, uint64_t seq) {
   // Stages in flight see the flag and drop the job's partitions; their
   // reservations then return its memory.
   if (job->ctx) job->ctx->cancelled.store(true, std::memory_order_release);
-  for (auto& p : job->parts) {
-    if (terminal(p.state)) continue;
-    p.state = partition_state::cancelled;
-    ++job->finished;
-    job->finish_order.push_back(p.index);
-  }
-  job->state = job_state::cancelled;
-  job->total.end = self->state.cfg.clock.now_ms();
-  retire_id(self, *job);
-  release_key(self, *job);
-  auto report = make_report(*job);
-  write_result(self, *job, report);
-  if (self->state.cfg.journal) self->send(self->state.cfg.journal, complete_atom::value, seq);
-  for (auto& rp : job->awaiting) rp.deliver(report);
-  job->awaiting.clear();
-  spdlog::info("job {} cancelled", job->spec.id);
+  for (auto& p : job->parts)
+    if (!terminal(p.state)) job->finish(p.index, partition_state::cancelled);
+  end_job(self, *job, job_state::cancelled);
   std::string id = job->spec.id;
   self->request(self->state.cfg.memory, caf::infinite, cancel_atom::value, seq)
       .then([=](uint64_t dropped) {
         spdlog::debug("job {}: the memory manager dropped {} queued partition(s)", id, dropped);
       });
-  notify_watchers(self, seq);
+  tell_listeners(self, seq);
   return make_status(*job);
 }
 
-job_progress make_progress(const job_entry& job, uint32_t seen) {
-  job_progress p;
-  p.status = make_status(job);
-  for (size_t i = seen; i < job.finish_order.size(); ++i)
-    p.finished.push_back(job.parts[job.finish_order[i]]);
-  p.seen = static_cast<uint32_t>(std::max<size_t>(seen, job.finish_order.size()));
-  p.complete = job.complete();
-  if (p.complete) p.report = make_report(job);
-  return p;
-}
-
-namespace {
-
-bool has_news(const job_entry& job, uint32_t seen) {
-  return job.finish_order.size() > seen || job.complete();
-}
-
-std::vector<job_progress> progress_of(job_registry_pointer self,
-                                      const std::vector<watch_cursor>& cursors) {
-  std::vector<job_progress> out;
-  for (const auto& c : cursors)
-    if (auto* job = find_job(self, c.seq)) out.push_back(make_progress(*job, c.seen));
-  return out;
-}
-
-}  // namespace
-
-caf::result<std::vector<job_progress>> watch(job_registry_pointer self,
-                                             const std::vector<watch_cursor>& cursors,
-                                             uint32_t wait_ms) {
-  bool news = cursors.empty();
-  for (const auto& c : cursors) {
-    auto* job = find_job(self, c.seq);
-    if (!job)
-      return caf::make_error(caf::sec::invalid_argument, "no job #" + std::to_string(c.seq));
-    news |= has_news(*job, c.seen);
-  }
-  if (news || wait_ms == 0) return progress_of(self, cursors);
+caf::result<std::vector<job_status>> drain(job_registry_pointer self) {
   auto& st = self->state;
-  if (st.watchers.size() >= max_watchers) {
-    auto oldest = st.watchers.begin();
-    oldest->second.promise.deliver(progress_of(self, oldest->second.cursors));
-    st.watchers.erase(oldest);
+  auto rp = self->make_response_promise<std::vector<job_status>>();
+  st.drained.push_back(rp);
+  if (!st.drain.on()) {
+    // Every reserve request went out before this cancel, so the memory manager
+    // drops all of a job's queued partitions; its other unfinished ones are granted.
+    std::vector<uint64_t> started;
+    for (const auto& [seq, job] : st.jobs)
+      if (!job.complete() && job.ctx) started.push_back(seq);
+    st.drain.start(started.size());
+    auto answered = [self](uint64_t seq, uint64_t dropped) {
+      auto* job = find_job(self, seq);
+      if (job && !job->complete())
+        self->state.drain.answered(seq, job->parts.size() - job->finished, dropped);
+      else
+        self->state.drain.answered();
+      check_drained(self);
+    };
+    for (auto seq : started)
+      self->request(st.cfg.memory, caf::infinite, cancel_atom::value, seq)
+          .then([=](uint64_t dropped) { answered(seq, dropped); },
+                [=](caf::error&) { answered(seq, 0); });
   }
-  uint64_t id = st.next_watcher++;
-  auto rp = self->make_response_promise<std::vector<job_progress>>();
-  st.watchers.emplace(id, job_watcher{cursors, rp});
-  self->delayed_send(self, std::chrono::milliseconds(std::min(wait_ms, max_watch_ms)),
-                     watch_atom::value, id);
+  check_drained(self);
   return rp;
 }
 
-void on_watch_timeout(job_registry_pointer self, uint64_t watcher) {
-  auto it = self->state.watchers.find(watcher);
-  if (it == self->state.watchers.end()) return;
-  it->second.promise.deliver(progress_of(self, it->second.cursors));
-  self->state.watchers.erase(it);
+caf::result<std::vector<job_progress>> progress_now(job_registry_pointer self,
+                                                    const std::vector<watch_cursor>& cursors) {
+  std::vector<job_progress> out;
+  for (const auto& c : cursors) {
+    auto* job = find_job(self, c.seq);
+    if (!job) return no_job(c.seq);
+    out.push_back(make_progress(*job, c.seen));
+  }
+  return out;
 }
 
-void notify_watchers(job_registry_pointer self, uint64_t seq) {
-  auto& st = self->state;
-  for (auto it = st.watchers.begin(); it != st.watchers.end();) {
-    bool news = false;
-    for (const auto& c : it->second.cursors)
-      if (c.seq == seq)
-        if (auto* job = find_job(self, seq)) news |= has_news(*job, c.seen);
-    if (!news) {
-      ++it;
-      continue;
-    }
-    it->second.promise.deliver(progress_of(self, it->second.cursors));
-    it = st.watchers.erase(it);
-  }
-}
-
-job_report make_report(const job_entry& job) {
-  job_report r;
-  r.seq = job.seq;
-  r.id = job.spec.id;
-  r.out = job.spec.out;
-  r.state = job.state;
-  r.partitions = job.parts;
-  r.total = job.total;
-  for (const auto& p : job.parts)
-    if (p.state == partition_state::failed) {
-      r.has_error = true;
-      r.error = p.error;
-      break;
-    }
-  if (!r.has_error && job.error) {
-    r.has_error = true;
-    r.error = *job.error;
-  }
-  return r;
-}
-
-job_status make_status(const job_entry& job) {
-  job_status s;
-  s.seq = job.seq;
-  s.id = job.spec.id;
-  s.state = job.state;
-  s.total = static_cast<uint32_t>(job.parts.size());
-  for (const auto& p : job.parts) {
-    s.done += p.state == partition_state::done;
-    s.failed += p.state == partition_state::failed;
-  }
-  return s;
+void tell_listeners(job_registry_pointer self, uint64_t seq) {
+  for (const auto& l : self->state.listeners) self->send(l, news_atom::value, seq);
 }
 
 }  // namespace proofline

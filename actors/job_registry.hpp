@@ -1,8 +1,9 @@
 // job_registry: the only owner of job state. It accepts jobs, asks the key
 // cache for their keys (one request per path while it is outstanding; the
 // key is shared as zk::groth16::key_ptr, one user per job until the job
-// completes), queues their partitions with the memory manager, collects partition reports, writes <out>/result.json atomically
-// when a job completes and answers status and await requests.
+// completes), queues their partitions with the memory manager, collects
+// partition reports, writes <out>/result.json atomically when a job completes
+// and answers status and await requests.
 //
 // Lifecycle of a job: submit -> queued (key loading) -> partitions reserved
 // -> synthesizing -> proving -> done | failed | cancelled. A job fails when any
@@ -13,19 +14,25 @@
 // Remote control: ids of live jobs are unique (a submission reusing one is
 // refused); cancel marks the job's unfinished partitions cancelled, completes
 // the job at once, sets job_context::cancelled so stages drop its partitions
-// in flight, and asks the memory manager to drop its queued requests; watch is
-// a long poll that answers when a job has finished partitions past the
-// watcher's cursor (job_entry::finish_order) or when its wait runs out.
+// in flight, and asks the memory manager to drop its queued requests. Watching
+// is control's long poll (actors/control_watch.cpp): the registry answers what
+// a job finished past a cursor (job_entry::finish_order) and tells its
+// listeners each time a job has news.
+//
+// Drain (serve stopping): the memory manager drops every queued partition and
+// answers how many per job; the rest of a job's unfinished partitions were
+// granted and are in flight. No partition is queued from then on (a key that
+// arrives starts nothing, a retry is held back), jobs stay live, and the
+// drain is answered once the partitions in flight have all finished.
 #pragma once
-
-#include <caf/typed_response_promise.hpp>
 
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "actors/drain_count.hpp"
+#include "actors/job_entry.hpp"
 #include "actors/prover_ops.hpp"
 #include "actors/retry_policy.hpp"
 #include "actors/run_clock.hpp"
@@ -52,51 +59,22 @@ struct job_registry_config {
   journal_actor journal;
 };
 
-struct job_entry {
-  uint64_t seq = 0;
-  job_spec spec;
-  job_ptr ctx;  ///< set once the key is loaded
-  job_state state = job_state::queued;
-  std::vector<partition_report> parts;
-  uint32_t finished = 0;
-  span_ms total;
-  std::optional<file_error> error;  ///< a job-level error (a job without partitions)
-  std::vector<caf::typed_response_promise<job_report>> awaiting;
-  std::vector<uint32_t> finish_order;  ///< partition indices in the order they finished
-
-  bool complete() const {
-    return state == job_state::done || state == job_state::failed ||
-           state == job_state::cancelled;
-  }
-};
-
-/// A parked watch request (long poll).
-struct job_watcher {
-  std::vector<watch_cursor> cursors;
-  caf::typed_response_promise<std::vector<job_progress>> promise;
-};
-
 struct job_registry_state {
   static inline const char* name = "job_registry";
   job_registry_config cfg;
   uint64_t next_seq = 1;
   std::map<uint64_t, job_entry> jobs;
   std::map<std::string, std::vector<uint64_t>> key_waits;  ///< jobs waiting for a key, by path
-  std::map<std::string, uint64_t> live_ids;  ///< id -> seq of every job not yet complete
-  std::map<std::string, uint64_t> live_outs;  ///< out directory -> seq, likewise
-  uint64_t next_watcher = 1;
-  std::map<uint64_t, job_watcher> watchers;  ///< by id, oldest first
+  live_names live;  ///< ids and out directories of the jobs not yet complete
+  std::vector<job_listener_actor> listeners;  ///< told of every job's news (control's watches)
+  drain_count drain;  ///< serve stopping (drain_atom)
+  std::vector<caf::typed_response_promise<std::vector<job_status>>> drained;  ///< drain requests
 };
 
 /// Times a partition is proved again after a retryable failure (a backend
 /// fault, a proof that failed its pairing check) before it fails, at most:
 /// once on the same backend, once on another (actors/retry_policy.hpp).
 inline constexpr uint32_t max_proof_retries = max_placed_retries;
-
-/// Longest wait of one watch request, and most watchers parked at once (the
-/// oldest is answered early beyond that; its client simply asks again).
-inline constexpr uint32_t max_watch_ms = 60'000;
-inline constexpr size_t max_watchers = 1024;
 
 using job_registry_pointer = job_registry_actor::stateful_pointer<job_registry_state>;
 
@@ -118,14 +96,13 @@ caf::result<std::vector<uint64_t>> submit_all(job_registry_pointer self,
                                               const std::vector<job_spec>& specs);
 /// Cancels a live job; see the header comment.
 caf::result<job_status> cancel_job(job_registry_pointer self, uint64_t seq);
-/// Long poll; see the header comment.
-caf::result<std::vector<job_progress>> watch(job_registry_pointer self,
-                                             const std::vector<watch_cursor>& cursors,
-                                             uint32_t wait_ms);
-/// A parked watcher's wait ran out: answer it with what there is.
-void on_watch_timeout(job_registry_pointer self, uint64_t watcher);
-/// Answers every parked watcher that has news of job `seq`.
-void notify_watchers(job_registry_pointer self, uint64_t seq);
+/// What the jobs under `cursors` have finished past them, now (error for an
+/// unknown job).
+caf::result<std::vector<job_progress>> progress_now(job_registry_pointer self,
+                                                    const std::vector<watch_cursor>& cursors);
+/// Tells every listener that job `seq` has news (a finished partition, or
+/// the job complete).
+void tell_listeners(job_registry_pointer self, uint64_t seq);
 /// The key cache answered for `path`: starts or fails the jobs waiting for it.
 void on_key(job_registry_pointer self, const std::string& path, const key_load_result& r);
 /// Queues the partitions of jobs whose key just arrived, in one reserve
@@ -133,18 +110,13 @@ void on_key(job_registry_pointer self, const std::string& path, const key_load_r
 /// jobs took the key (each is one user of it at the key cache).
 size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
                   const zk::groth16::key_ptr& key);
-/// Partitions the memory manager refused at once (larger than the budget).
-void on_refused(job_registry_pointer self, const std::vector<partition_failure>& refused);
 void on_stage(job_registry_pointer self, uint64_t seq, uint32_t index, partition_state s);
 void on_done(job_registry_pointer self, const partition_done& d);
 void on_failed(job_registry_pointer self, const partition_failure& f);
 caf::result<job_status> status_of(job_registry_pointer self, uint64_t seq);
 std::vector<job_status> status_all(job_registry_pointer self);
 caf::result<job_report> await_job(job_registry_pointer self, uint64_t seq);
-
-job_report make_report(const job_entry& job);
-job_status make_status(const job_entry& job);
-/// What a watcher that has seen `seen` finished partitions learns now.
-job_progress make_progress(const job_entry& job, uint32_t seen);
+/// Starts draining; see job_registry_actor.
+caf::result<std::vector<job_status>> drain(job_registry_pointer self);
 
 }  // namespace proofline

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 namespace proofline {
 
@@ -74,6 +75,18 @@ std::size_t clear_previous_outputs(const std::string& out) {
     if (fs::remove(it->path(), rm_ec)) ++removed;
   }
   return removed;
+}
+
+void write_result_file(
+    const std::function<void(const std::string& path, std::string_view contents)>& write_file,
+    const job_report& report) {
+  if (report.out.empty()) return;
+  auto path = (std::filesystem::path(report.out) / "result.json").string();
+  try {
+    write_file(path, result_json(report));
+  } catch (const std::exception& e) {
+    spdlog::error("job {}: cannot write {}: {}", report.id, path, e.what());
+  }
 }
 
 }  // namespace proofline

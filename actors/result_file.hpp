@@ -15,7 +15,9 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "messages/catalogue.hpp"
 
@@ -23,6 +25,12 @@ namespace proofline {
 
 /// The result.json text for `report` (pretty-printed, trailing newline).
 std::string result_json(const job_report& report);
+
+/// Writes <report.out>/result.json with `write_file` (atomic: temp file and
+/// rename); a failure is logged naming the file, never thrown.
+void write_result_file(
+    const std::function<void(const std::string& path, std::string_view contents)>& write_file,
+    const job_report& report);
 
 /// Removes what an earlier job left in `out`: result.json, proof.json,
 /// public.json, proof_<i>.json and public_<i>.json (only these names), so a

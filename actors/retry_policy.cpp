@@ -17,4 +17,11 @@ std::optional<placement> next_placement(const retry_targets& t, uint32_t retries
   return std::nullopt;
 }
 
+std::string placement_text(const placement& again, int32_t failed_on,
+                           const std::string& failed_name) {
+  if (again.device < 0) return "any backend";
+  if (again.avoid) return "a backend other than " + failed_name;
+  return again.device == failed_on ? failed_name : "the fallback backend";
+}
+
 }  // namespace proofline

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "messages/catalogue.hpp"
 
@@ -33,5 +34,11 @@ inline constexpr uint32_t max_placed_retries = 2;
 /// `failed_on` (-1: unknown), or nothing when the partition should fail.
 std::optional<placement> next_placement(const retry_targets& t, uint32_t retries,
                                         int32_t failed_on, bool device_lost);
+
+/// Where `again` sends a partition that failed on backend `failed_on`
+/// (named `failed_name`), as a log line says it: "any backend", "a backend
+/// other than cuda:0", "cuda:0", "the fallback backend".
+std::string placement_text(const placement& again, int32_t failed_on,
+                           const std::string& failed_name);
 
 }  // namespace proofline

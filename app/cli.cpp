@@ -31,7 +31,8 @@ const char* const main_footer =
     "(exit 0 written, 1 proving failed, 2 bad input); check it with proofline verify.\n"
     "\n"
     "Exit codes: 0 every job done; 1 some job failed; 2 usage error (bad option,\n"
-    "bad job file, requested backend unavailable).";
+    "bad job file, requested backend unavailable); 130 or 143: run or serve stopped\n"
+    "by SIGINT or SIGTERM.";
 
 const char* const run_footer = R"(JOB FILE (JSON):
   {"jobs": [
@@ -317,9 +318,79 @@ int cli::run(std::ostream& out, std::ostream& err) {
   return exit_usage;
 }
 
+void add_prover_options(CLI::App& app, runtime_options& o) {
+  app.add_option("--backend", o.backend,
+                 "Prover backend: auto (CUDA when a GPU is visible, else CPU), cpu, or cuda "
+                 "(GPU workers on every device of --gpus; exit 2 if there is none)")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
+      ->capture_default_str();
+  add_gpu_options(app, o.gpus, o.gpu_memory, o.gpu_lanes);
+  app.add_option("--cpu-threads", o.cpu_threads,
+                 "Threads of the CPU backend and of key loading; 0 = every hardware thread")
+      ->check(CLI::Range(0u, 4096u))
+      ->capture_default_str();
+  // The size text becomes bytes before CLI11 converts it (--config values too).
+  app.add_option("--memory-budget", o.memory_budget, budget_help())
+      ->transform(CLI::Validator(
+          [](std::string& s) -> std::string {
+            auto bytes = memory::parse_size(s);
+            if (!bytes) return "expected a size in bytes or with a unit (512M, 8G, 1.5T), got " + s;
+            s = std::to_string(*bytes);
+            return std::string();
+          },
+          "", "size"))
+      ->type_name("SIZE");
+  app.add_flag("--no-verify", o.no_verify,
+               "Write proofs without checking each by pairing first (the check costs a few "
+               "ms per proof on one finalizer core; a proof that fails it is proved again)");
+  app.add_option("--log-level", o.log_level,
+                 "Log level on stderr: trace, debug, info, warn, error, off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+}
+
+void add_runtime_options(CLI::App& app, runtime_options& o) {
+  add_prover_options(app, o);
+  app.add_option("--synthesizers", o.synthesizers,
+                 "Synthesizer actors (witness reading and a, b, c), one thread each. 0 "
+                 "(default): with CUDA every core but the finalizers' and one (at least 2), "
+                 "since synthesis takes ~10 times a partition's GPU time; with the CPU "
+                 "backend 2")
+      ->check(CLI::Range(0u, 256u))
+      ->capture_default_str();
+  app.add_option("--finalizers", o.finalizers,
+                 "Finalizer actors (proof assembly, output files), one thread each")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  app.add_option("--synthesis-ahead", o.synthesis_ahead,
+                 "Partitions granted memory but not yet being proved, at most (in synthesis, "
+                 "ready, or in a GPU worker's look-ahead). Default: two per GPU "
+                 "worker, widening by one each time a GPU worker runs dry, up to "
+                 "synthesizers + GPU workers; the few partitions in synthesis share the idle "
+                 "synthesizers' threads, so the first proofs start sooner. A smaller number "
+                 "holds memory and lets a later high-priority job overtake sooner, at the cost "
+                 "of GPU idle time when synthesis is slower than proving.")
+      ->check(CLI::Range(1u, 1024u));
+  app.add_option("--synthesis-ahead-max", o.synthesis_ahead_max,
+                 "Let --synthesis-ahead widen by one, up to this many, each time a GPU worker "
+                 "runs dry while it held synthesis back. Few partitions in synthesis share the "
+                 "idle synthesizers' threads, so the first ones reach the GPU sooner.")
+      ->check(CLI::Range(1u, 1024u));
+  app.add_option("--synthesis-model", o.synthesis_model,
+                 "How synthesis allocates: plain, or lc (the same a, b, c on one thread, "
+                 "allocating linear combinations and doubling vectors like a bellperson-style "
+                 "prover; for benchmarks), or lc-keep (lc, with one row's combinations in 16 "
+                 "freed only at the end)")
+      ->check(CLI::IsMember({"plain", "lc", "lc-keep"}))
+      ->capture_default_str();
+  add_log_format_option(app, o.log_format);
+  add_config_option(app);
+  add_metrics_options(app, o.metrics, o.metrics_public);
+}
+
 void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
   // Strings first: the parsed values move into opts just before running.
-  auto raw = std::make_shared<std::array<std::string, 3>>();  // job file, out root, budget
+  auto raw = std::make_shared<std::array<std::string, 2>>();  // job file, out root
   CLI::App* run = &c.add("run", "Prove every job of a job file (default: the bundled example)",
                          [run_fn](std::ostream& out, std::ostream& err) {
                            return run_fn ? run_fn(out, err) : exit_ok;
@@ -328,48 +399,12 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
 
   std::string& job_file = (*raw)[0];
   std::string& out_root = (*raw)[1];
-  std::string& budget = (*raw)[2];
   run->add_option("JOBFILE", job_file, "Job file (JSON, see below); default: the bundled example");
   run->add_option("--out-root", out_root,
                   "Directory that relative \"out\" paths resolve against (default: the job "
                   "file's directory; ./proofline-out without JOBFILE)")
       ->type_name("DIR");
-  run->add_option("--backend", opts.backend,
-                  "Prover backend: auto (CUDA when a GPU is visible, else CPU), cpu, or cuda "
-                  "(GPU workers on every device of --gpus; exit 2 if there is none)")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
-  add_gpu_options(*run, opts.gpus, opts.gpu_memory, opts.gpu_lanes);
-  run->add_option("--synthesizers", opts.synthesizers,
-                  "Synthesizer actors (witness reading and a, b, c), one thread each. 0 "
-                  "(default): with CUDA every core but the finalizers' and one (at least 2), "
-                  "since synthesis takes ~10 times a partition's GPU time; with the CPU "
-                  "backend 2")
-      ->check(CLI::Range(0u, 256u))
-      ->capture_default_str();
-  run->add_option("--finalizers", opts.finalizers,
-                  "Finalizer actors (proof assembly, output files), one thread each")
-      ->check(CLI::Range(1u, 256u))
-      ->capture_default_str();
-  run->add_option("--cpu-threads", opts.cpu_threads,
-                  "Threads of the CPU backend and of key loading; 0 = every hardware thread")
-      ->check(CLI::Range(0u, 4096u))
-      ->capture_default_str();
-  run->add_option("--synthesis-ahead", opts.synthesis_ahead,
-                  "Partitions granted memory but not yet being proved, at most (in synthesis, "
-                  "ready, or in a GPU worker's look-ahead). Default: two per GPU "
-                  "worker, widening by one each time a GPU worker runs dry, up to "
-                  "synthesizers + GPU workers; the few partitions in synthesis share the idle "
-                  "synthesizers' threads, so the first proofs start sooner. A smaller number holds memory and lets a later "
-                  "high-priority job overtake sooner, at the cost of GPU idle time when "
-                  "synthesis is slower than proving.")
-      ->check(CLI::Range(1u, 1024u));
-  run->add_option("--synthesis-ahead-max", opts.synthesis_ahead_max,
-                  "Let --synthesis-ahead widen by one, up to this many, each time a GPU worker "
-                  "runs dry while it held synthesis back. Few partitions in synthesis share the "
-                  "idle synthesizers' threads, so the first ones reach the GPU sooner.")
-      ->check(CLI::Range(1u, 1024u));
-  run->add_option("--memory-budget", budget, budget_help())->check(size_validator());
+  add_runtime_options(*run, opts);
   run->add_flag("--pinned-pool", opts.pinned_pool,
                 "Upload partitions from a pool of pinned host memory (DMA speed). Off by "
                 "default: pinning the pool runs while the first key uploads and slows that "
@@ -379,12 +414,6 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                   "larger file is refused before any job is built")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 32))
       ->capture_default_str();
-  run->add_option("--log-level", opts.log_level,
-                  "Log level on stderr: trace, debug, info, warn, error, off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
-      ->capture_default_str();
-  add_log_format_option(*run, opts.log_format);
-  add_config_option(*run);
   run->add_flag("--quiet,-q", opts.quiet,
                 "No summary on stdout, no progress line, and only errors in the log (unless "
                 "--log-level is given)");
@@ -402,25 +431,13 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                   "Write a self-contained HTML page with the summary, the lanes and each "
                   "GPU's utilization over time")
       ->type_name("FILE");
-  run->add_option("--synthesis-model", opts.synthesis_model,
-                  "How synthesis allocates: plain, or lc (the same a, b, c on one thread, "
-                  "allocating linear combinations and doubling vectors like a bellperson-style "
-                  "prover; for benchmarks), or lc-keep (lc, with one row's combinations in 16 "
-                  "freed only at the end)")
-      ->check(CLI::IsMember({"plain", "lc", "lc-keep"}))
-      ->capture_default_str();
-  run->add_flag("--no-verify", opts.no_verify,
-                "Write proofs without checking each by pairing first (the check costs a few "
-                "ms per proof on one finalizer core; a proof that fails it is proved again)");
   run->add_flag("--json", opts.json,
                 "Print the run report (JSON) on stdout instead of the summary table; no "
                 "progress line");
-  add_metrics_options(*run, opts.metrics, opts.metrics_public);
   // Runs after a successful parse of `run`: the raw strings become options.
   run->parse_complete_callback([&opts, raw, run] {
     if (!(*raw)[0].empty()) opts.job_file = (*raw)[0];
     if (!(*raw)[1].empty()) opts.out_root = (*raw)[1];
-    if (!(*raw)[2].empty()) opts.memory_budget = *memory::parse_size((*raw)[2]);
     opts.log_level_given = run->count("--log-level") > 0;
   });
 }

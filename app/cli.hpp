@@ -42,10 +42,9 @@ CLI::Validator size_validator();
 void add_gpu_options(CLI::App& app, std::string& gpus, std::string& gpu_memory,
                      unsigned& gpu_lanes);
 
-/// What `proofline run` was asked to do.
-struct run_options {
-  std::optional<std::string> job_file;  ///< none: the bundled example
-  std::optional<std::string> out_root;  ///< relative `out` paths resolve here
+/// The proving runtime's options, the same for run and serve (declared once,
+/// by add_runtime_options).
+struct runtime_options {
   std::string backend = "auto";         ///< auto | cpu | cuda
   std::string gpus = "all";             ///< all | comma-separated CUDA device ids
   std::string gpu_memory;               ///< per-GPU device memory limit; empty: 90% of free
@@ -56,9 +55,29 @@ struct run_options {
   unsigned synthesis_ahead = 0;  ///< pacing; 0: adaptive (see runtime_config::pacing)
   unsigned synthesis_ahead_max = 0;  ///< widening limit of pacing (runtime_config::max_pacing)
   uint64_t memory_budget = 0;    ///< bytes; 0: default_memory_budget()
-  std::size_t max_partitions = 100000;  ///< job_file.hpp's default_max_partitions
   std::string log_level = "info";
   std::string log_format = "text";  ///< text | json (one JSON object a line)
+  bool no_verify = false;        ///< --no-verify: write proofs without the pairing self-check
+  std::string synthesis_model = "plain";  ///< --synthesis-model: plain | lc | lc-keep (zk/groth16/synthesis_model.hpp)
+  // ---- observability (docs/OBSERVABILITY.md)
+  std::string metrics;           ///< --metrics ADDR:PORT; empty: no endpoint
+  bool metrics_public = false;   ///< --metrics-public: a non-loopback address is intended
+};
+
+/// Adds what every proving command takes (run, serve, prove): --backend,
+/// the GPU options, --cpu-threads, --memory-budget, --no-verify, --log-level.
+void add_prover_options(CLI::App& app, runtime_options& o);
+
+/// Adds the runtime's options to `app` (run and serve): add_prover_options,
+/// then --synthesizers, --finalizers, --synthesis-ahead(-max),
+/// --synthesis-model, --log-format, --config and the metrics options.
+void add_runtime_options(CLI::App& app, runtime_options& o);
+
+/// What `proofline run` was asked to do.
+struct run_options : runtime_options {
+  std::optional<std::string> job_file;  ///< none: the bundled example
+  std::optional<std::string> out_root;  ///< relative `out` paths resolve here
+  std::size_t max_partitions = 100000;  ///< job_file.hpp's default_max_partitions
   bool log_level_given = false;
   bool quiet = false;
   bool pinned_pool = false;      ///< --pinned-pool: partitions upload from a pinned pool
@@ -66,11 +85,7 @@ struct run_options {
   std::string trace_file;        ///< --trace: Chrome trace-event JSON; empty: none
   std::string report_file;       ///< --report: the run report (JSON); empty: none
   std::string html_file;         ///< --html: the HTML report; empty: none
-  std::string metrics;           ///< --metrics ADDR:PORT; empty: no endpoint
-  bool metrics_public = false;   ///< --metrics-public: a non-loopback address is intended
   bool json = false;             ///< --json: the run report on stdout instead of the table
-  bool no_verify = false;        ///< --no-verify: write proofs without the pairing self-check
-  std::string synthesis_model = "plain";  ///< --synthesis-model: plain | lc | lc-keep (zk/groth16/synthesis_model.hpp)
 };
 
 /// Adds --config FILE (run and serve): a JSON object whose keys are the

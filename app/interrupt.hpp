@@ -30,9 +30,6 @@ class interrupt_watch {
   /// The first signal received (SIGINT or SIGTERM), or 0.
   int signal() const { return signal_.load(std::memory_order_acquire); }
 
-  /// The exit code of a process ended by the signal: 128 + its number.
-  int exit_code() const { return 128 + signal(); }
-
  private:
   std::atomic<int> signal_{0};
   std::thread watcher_;

@@ -24,7 +24,6 @@
 #include "actors/system_setup.hpp"
 #include "app/backend_choice.hpp"
 #include "app/run_command.hpp"
-#include "memory/size.hpp"
 #include "zk/formats/atomic_file.hpp"
 #include "zk/formats/error.hpp"
 #include "zk/formats/wtns.hpp"
@@ -124,24 +123,7 @@ void add_prove_command(cli& c) {
   sub->add_option("public", opts->public_file, "public.json to write (the public signals)")
       ->required()
       ->type_name("PUBLIC");
-  sub->add_option("--backend", opts->backend,
-                  "Prover backend: auto (CUDA when a GPU is visible, else CPU), cpu, or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
-  add_gpu_options(*sub, opts->gpus, opts->gpu_memory, opts->gpu_lanes);
-  sub->add_option("--cpu-threads", opts->cpu_threads,
-                  "Threads of the CPU backend and of key loading; 0 = every hardware thread")
-      ->check(CLI::Range(0u, 4096u))
-      ->capture_default_str();
-  sub->add_option("--memory-budget", opts->memory_budget,
-                  "Host memory for the key and the partition (512M, 8G); default as for run")
-      ->check(size_validator());
-  sub->add_flag("--no-verify", opts->no_verify,
-                "Write the proof without checking it by pairing first");
-  sub->add_option("--log-level", opts->log_level,
-                  "Log level on stderr: trace, debug, info, warn, error, off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
-      ->capture_default_str();
+  add_prover_options(*sub, *opts);
   sub->add_flag("--quiet,-q", opts->quiet, "Print nothing on success; errors only");
   sub->parse_complete_callback(
       [opts, sub] { opts->log_level_given = sub->count("--log-level") > 0; });
@@ -200,8 +182,7 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
   } catch (const zk::formats::format_error& e) {
     return usage(shown_text(e.what()));
   }
-  uint64_t budget = default_memory_budget();
-  if (!o.memory_budget.empty()) budget = *memory::parse_size(o.memory_budget);
+  uint64_t budget = o.memory_budget ? o.memory_budget : default_memory_budget();
   backend_request request{o.backend, o.gpus, o.gpu_memory, o.gpu_lanes, o.cpu_threads};
   auto choice = choose_backends(request);
   if (!choice.error.empty()) return usage(choice.error);

@@ -22,16 +22,11 @@
 
 namespace proofline::app {
 
-struct prove_options {
+/// What `proofline prove` was asked to do: its files, and of the runtime
+/// options those of add_prover_options (the rest keep their defaults).
+struct prove_options : runtime_options {
+  prove_options() { log_level = "warn"; }
   std::string zkey, witness, proof, public_file;
-  std::string backend = "auto";  ///< auto | cpu | cuda
-  std::string gpus = "all";
-  std::string gpu_memory;
-  unsigned gpu_lanes = 2;
-  unsigned cpu_threads = 0;
-  std::string memory_budget;  ///< size text; empty: default_memory_budget()
-  bool no_verify = false;
-  std::string log_level = "warn";
   bool log_level_given = false;
   bool quiet = false;
 };

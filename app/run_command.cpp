@@ -364,7 +364,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     }
     if (signo) print_interrupted(err, reports, signo);
   }
-  if (signo) return 128 + signo;  // 130 for SIGINT, 143 for SIGTERM, as a shell reports them
+  if (signo) return base::exit_signal(signo);
   return all_done && written ? exit_ok : exit_failed;
 }
 

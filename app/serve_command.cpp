@@ -1,6 +1,8 @@
 #include "app/serve_command.hpp"
 
 #include <caf/actor_cast.hpp>
+#include <caf/after.hpp>
+#include <caf/scoped_actor.hpp>
 #include <caf/io/middleman.hpp>
 #include <caf/openssl/publish.hpp>
 #include <caf/send.hpp>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -64,10 +67,12 @@ const char* const serve_footer = R"(ROLES:
                                        partitions from it in the coordinator's priority
                                        order whenever it has room
   Any listening server is a coordinator: nodes may join it. It also proves
-  locally unless --no-local-proving. A node that disconnects (its connection
-  drops, or its heartbeats stop for --peer-timeout) has its partitions queued
-  again; a node sends proofs back as text and only the coordinator writes
-  outputs, ignoring a result for a partition it took back or already has.
+  locally unless --no-local-proving. A coordinator queues partitions with
+  its own --memory-budget estimates, so one partition must fit in it. A node
+  that disconnects (its connection drops, or its heartbeats stop for
+  --peer-timeout) has its partitions queued again; a node sends proofs back
+  as text and only the coordinator writes outputs, ignoring a result for a
+  partition it took back or already has.
 
 PATHS AND STORAGE:
   Clients send the job file's text and its absolute path; the server resolves
@@ -109,8 +114,15 @@ STATE:
 HEARTBEATS: every proofline process sends a BASP heartbeat every 500 ms; a
   peer silent for --peer-timeout seconds is dropped (its work is re-queued).
 
-Stop with SIGINT or SIGTERM; exit 0 then, 2 on a usage error (bad option,
-TLS credentials missing or unusable, address in use, backend unavailable).)";
+STOPPING: SIGTERM (or SIGINT) drains: submissions are refused ("the server is
+  stopping"), /readyz answers 503, no queued partition starts, and the
+  partitions in flight (granted memory: in synthesis, waiting for or on a
+  GPU) finish and are written, for at most --drain-timeout seconds. The jobs
+  not finished stay in the --state journal and resume at the next start;
+  without --state the log says how many queued jobs were dropped. A second
+  signal stops at once. Exit 143 after SIGTERM, 130 after SIGINT (as `run`),
+  2 on a usage error (bad option, TLS credentials missing or unusable,
+  address in use, backend unavailable).)";
 
 /// Blocks SIGINT and SIGTERM in this thread and, by inheritance, in every
 /// thread the actor system starts, so sigwait() below receives them.
@@ -166,6 +178,50 @@ void remove_stale_spools(const fs::path& root, const std::vector<journaled_job>&
   }
 }
 
+/// The drain after stop signal `sig`: the registry starts no partition and
+/// answers once those in flight have finished; waits for that answer at most
+/// `timeout_s` seconds, or until a second signal, and logs what is left.
+void drain_runtime(caf::actor_system& sys, const job_registry_actor& registry,
+                   const sigset_t& signals, int sig, unsigned timeout_s, bool journal) {
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  spdlog::info("serve: {} received: draining (no new jobs; partitions in flight finish within "
+               "{} s; a second signal stops at once)",
+               sig == SIGINT ? "SIGINT" : "SIGTERM", timeout_s);
+  caf::scoped_actor waiter{sys};
+  waiter->send(registry, drain_atom::value);
+  std::optional<std::vector<job_status>> left;
+  const auto deadline = start + std::chrono::seconds(timeout_s);
+  while (!left && clock::now() < deadline) {
+    waiter->receive([&](std::vector<job_status>& jobs) { left = std::move(jobs); },
+                    caf::after(std::chrono::milliseconds(100)) >> [] {});
+    const timespec now{0, 0};
+    if (!left && sigtimedwait(&signals, nullptr, &now) > 0) {
+      spdlog::warn("serve: a second signal: stopping without waiting for partitions in flight");
+      return;
+    }
+  }
+  const double s = std::chrono::duration<double>(clock::now() - start).count();
+  if (!left) {
+    spdlog::warn("serve: drain timed out after {:.1f} s (--drain-timeout {}); partitions still "
+                 "in flight are abandoned{}",
+                 s, timeout_s, journal ? " and proved again at the next start" : "");
+    return;
+  }
+  uint64_t parts = 0;
+  for (const auto& j : *left) parts += j.total - j.done - j.failed;
+  if (journal)
+    spdlog::info("serve: drained in {:.1f} s; {} job(s) with {} partition(s) to prove stay in "
+                 "the journal for the next start",
+                 s, left->size(), parts);
+  else if (!left->empty())
+    spdlog::warn("serve: drained in {:.1f} s; dropped {} queued job(s) with {} partition(s) "
+                 "to prove (without --state a stopped daemon forgets its queue)",
+                 s, left->size(), parts);
+  else
+    spdlog::info("serve: drained in {:.1f} s; no job was left", s);
+}
+
 }  // namespace
 
 void add_serve_command(cli& c) {
@@ -199,6 +255,12 @@ void add_serve_command(cli& c) {
                "Keep a journal of accepted jobs and finished partitions in DIR (SQLite); a "
                "restart with the same DIR finishes every job accepted before (see STATE)")
       ->type_name("DIR");
+  s.add_option("--drain-timeout", opts->drain_timeout_s,
+               "On SIGTERM or SIGINT, wait at most this long for the partitions in flight to "
+               "finish before stopping (see STOPPING)")
+      ->type_name("SECONDS")
+      ->check(CLI::Range(0u, 86400u))
+      ->capture_default_str();
   s.add_option("--max-inline", opts->max_inline,
                "Refuse a submission whose inline witnesses (submit --inline) total more than "
                "this")
@@ -217,44 +279,13 @@ void add_serve_command(cli& c) {
                "Drop a peer whose heartbeats stop for this many seconds")
       ->check(CLI::Range(2u, 3600u))
       ->capture_default_str();
-  s.add_option("--backend", opts->backend, "Prover backend, as for run: auto, cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}))
-      ->capture_default_str();
-  add_gpu_options(s, opts->gpus, opts->gpu_memory, opts->gpu_lanes);
-  s.add_option("--synthesizers", opts->synthesizers, "Synthesizer actors, as for run (0: automatic)")
-      ->check(CLI::Range(0u, 256u))
-      ->capture_default_str();
-  s.add_option("--finalizers", opts->finalizers, "Finalizer actors, as for run")
-      ->check(CLI::Range(1u, 256u))
-      ->capture_default_str();
-  s.add_flag("--no-verify", opts->no_verify,
-             "Write proofs without checking each by pairing first");
-  s.add_option("--synthesis-model", opts->synthesis_model, "plain, lc or lc-keep, as for run")
-      ->check(CLI::IsMember({"plain", "lc", "lc-keep"}))
-      ->capture_default_str();
-  s.add_option("--cpu-threads", opts->cpu_threads, "Threads of the CPU backend; 0 = all")
-      ->check(CLI::Range(0u, 4096u))
-      ->capture_default_str();
-  s.add_option("--synthesis-ahead", opts->synthesis_ahead, "As for run (default: two per GPU worker, widening up to synthesizers + GPU workers)")
-      ->check(CLI::Range(1u, 1024u));
-  s.add_option("--memory-budget", opts->memory_budget,
-               "Memory budget, as for run (512M, 8G, ...). A coordinator queues partitions "
-               "with the same estimates, so one partition must fit")
-      ->check(size_validator());
-  s.add_option("--log-level", opts->log_level,
-               "Log level on stderr: trace, debug, info, warn, error, off")
-      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
-      ->capture_default_str();
-  add_log_format_option(s, opts->log_format);
-  add_config_option(s);
-  add_metrics_options(s, opts->metrics, opts->metrics_public);
+  add_runtime_options(s, *opts);
   s.parse_complete_callback([opts, &s] { opts->listen_given = s.count("--listen") > 0; });
 }
 
 int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) {
   run_options log_opts;
-  log_opts.log_level = o.log_level;
-  log_opts.log_format = o.log_format;
+  static_cast<runtime_options&>(log_opts) = o;
   log_opts.log_level_given = true;
   setup_logging(log_opts);
   auto usage = [&](const std::string& msg) {
@@ -338,8 +369,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
       if (!dir.empty()) fs::remove_all(dir, ec);
     }
   } remove_spool{o.spool.empty() && !store ? spool : std::string()};
-  uint64_t budget = o.memory_budget.empty() ? default_memory_budget()
-                                            : *memory::parse_size(o.memory_budget);
+  uint64_t budget = o.memory_budget ? o.memory_budget : default_memory_budget();
   std::optional<metrics_endpoint> metrics;
   if (!o.metrics.empty()) {
     metrics = parse_metrics_endpoint(o.metrics, &why);
@@ -401,6 +431,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   rc.synthesizers = o.no_local_proving ? 0 : synthesizers;
   rc.finalizers = o.finalizers;
   rc.pacing = o.synthesis_ahead;
+  rc.max_pacing = o.synthesis_ahead_max;
   rc.synthesis_shares_threads = o.synthesis_model == "plain";  // lc synthesizes on one thread
   rc.fallback = choice.fallback;  // retries the GPUs could not prove
   rc.keep_keys = true;  // a daemon keeps keys warm across submissions
@@ -492,10 +523,12 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     spdlog::info("serve: node of {} with {} slot(s)", join->text(), nc.info.slots);
   }
 
-  // 5. Until SIGINT or SIGTERM.
+  // 5. Until SIGINT or SIGTERM, then the drain.
   int sig = 0;
   sigwait(&stop_signals, &sig);
-  spdlog::info("serve: {} received, stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+  caf::anon_send(control, drain_atom::value);
+  if (obs) obs->stop_ready();
+  drain_runtime(sys, rt->registry(), stop_signals, sig, o.drain_timeout_s, store != nullptr);
   if (agent) caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
   if (dispatcher) caf::anon_send_exit(dispatcher, caf::exit_reason::user_shutdown);
   stop_control();
@@ -503,7 +536,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   rt->shutdown();
   rt.reset();
   stop_journal();  // after the registry: what it sent last is written first
-  return exit_ok;
+  return base::exit_signal(sig);
 }
 
 }  // namespace proofline::app

@@ -2,7 +2,9 @@
 // io::middleman (default 127.0.0.1:7470) before anything slow happens, then
 // starts the proving runtime and, when listening, a cluster dispatcher that
 // hands partitions to nodes; with --join HOST:PORT it is itself a node of
-// that coordinator. It runs until SIGINT or SIGTERM. docs/CLUSTER.md has the
+// that coordinator. It runs until SIGINT or SIGTERM, then drains: intake
+// stops, partitions in flight finish (--drain-timeout), the queued rest stays
+// in the --state journal. docs/CLUSTER.md has the
 // whole story; `proofline serve --help` the options.
 #pragma once
 
@@ -15,8 +17,8 @@
 
 namespace proofline::app {
 
-/// What `proofline serve` was asked to do, as parsed.
-struct serve_options {
+/// What `proofline serve` was asked to do, as parsed (the runtime options as for `run`).
+struct serve_options : runtime_options {
   std::string listen;  ///< HOST:PORT; empty: default_endpoint, unless --join alone
   bool listen_given = false;
   std::string join;  ///< HOST:PORT of a coordinator; empty: not a node
@@ -28,31 +30,16 @@ struct serve_options {
   std::vector<std::string> preload;      ///< keys loaded and prepared at start
   unsigned peer_timeout_s = 10;
   std::string state;  ///< --state DIR: the job journal; empty: none (a restart loses queued jobs)
+  unsigned drain_timeout_s = 30;  ///< --drain-timeout: longest wait for partitions in flight at a stop
   std::string max_inline = "1G";  ///< most inline witness bytes one submission may carry
-  // The runtime, as for `run`.
-  std::string backend = "auto";
-  std::string gpus = "all";
-  std::string gpu_memory;
-  unsigned gpu_lanes = 2;
-  unsigned synthesizers = 0;  ///< 0: default_synthesizers
-  unsigned finalizers = 2;
-  unsigned cpu_threads = 0;
-  bool no_verify = false;  ///< --no-verify: write proofs without the pairing self-check
-  std::string synthesis_model = "plain";  ///< --synthesis-model: plain | lc | lc-keep
-  unsigned synthesis_ahead = 0;
-  std::string memory_budget;  ///< empty: default_memory_budget()
-  std::string log_level = "info";
-  std::string log_format = "text";  ///< --log-format text | json
-  // Observability (docs/OBSERVABILITY.md).
-  std::string metrics;          ///< --metrics ADDR:PORT; empty: no endpoint
-  bool metrics_public = false;  ///< --metrics-public: a non-loopback address is intended
 };
 
 /// Registers `serve` on the cli; its options live as long as the cli.
 void add_serve_command(cli& c);
 
-/// Runs the daemon until SIGINT/SIGTERM: 0 after a clean stop, 2 on a usage
-/// error (bad option, unsafe listener, port taken, backend unavailable).
+/// Runs the daemon until SIGINT/SIGTERM, then drains: 130 or 143 (128 + the
+/// signal, as `run`) after the stop, 2 on a usage error (bad option, unsafe
+/// listener, port taken, backend unavailable).
 int serve_command(const serve_options& opts, std::ostream& out, std::ostream& err);
 
 }  // namespace proofline::app

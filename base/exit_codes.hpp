@@ -8,4 +8,7 @@ inline constexpr int exit_ok = 0;      ///< every job done (or help/version prin
 inline constexpr int exit_failed = 1;  ///< at least one job (or measurement) failed
 inline constexpr int exit_usage = 2;   ///< bad command line, bad job file, backend unavailable
 
+/// Stopped by signal `signo`, as a shell reports it: 130 for SIGINT, 143 for SIGTERM.
+inline constexpr int exit_signal(int signo) { return 128 + signo; }
+
 }  // namespace proofline::base

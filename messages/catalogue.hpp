@@ -83,6 +83,8 @@ using rejoin_atom = caf::atom_constant<caf::atom("rejoin")>;    ///< a node agen
 using record_atom = caf::atom_constant<caf::atom("record")>;      ///< accepted jobs, before the ack
 using complete_atom = caf::atom_constant<caf::atom("complete")>;  ///< a job finished: forget it
 using recover_atom = caf::atom_constant<caf::atom("recover")>;    ///< re-queue journaled jobs
+using news_atom = caf::atom_constant<caf::atom("news")>;  ///< a job has news for control's watches
+using drain_atom = caf::atom_constant<caf::atom("drain")>;  ///< serve stops: no new work, finish what runs
 
 /// Registers the inspectable payloads (needed before they cross the network).
 void register_message_types(caf::actor_system_config& cfg);

@@ -1,6 +1,7 @@
 // Every typed actor interface of the pipeline, one alias each. Messages and
 // atoms are in messages/catalogue.hpp; behaviours in actors/.
 //
+//   job_listener_actor     told of job news by the registry (control's watches)
 //   job_registry_actor     submit / status / await; receives partition reports
 //   key_loader_actor       loads one .zkey off the scheduler threads, then quits
 //   key_cache_actor        the loaded proving keys: shared, kept warm, evicted LRU
@@ -22,6 +23,10 @@
 #include "messages/catalogue.hpp"
 
 namespace proofline {
+
+/// Told by the job registry each time a job (its sequence number) has news:
+/// a partition finished, or the job completed (control's watches).
+using job_listener_actor = caf::typed_actor<caf::reacts_to<news_atom, uint64_t>>;
 
 using job_registry_actor = caf::typed_actor<
     /// Accepts a job; replies with its sequence number. Bad input fails the job, not the call.
@@ -45,18 +50,23 @@ using job_registry_actor = caf::typed_actor<
     /// memory manager drops its queued requests, stages drop it in flight.
     /// Error sec::invalid_argument for an unknown or finished job.
     caf::replies_to<cancel_atom, uint64_t>::with<job_status>,
-    /// Long poll: answers when a watched job has news past its cursor, or
-    /// after `wait_ms` (then with no news).
-    caf::replies_to<watch_atom, std::vector<watch_cursor>, uint32_t>::with<std::vector<job_progress>>,
-    /// A watcher's wait ran out (sent to itself).
-    caf::reacts_to<watch_atom, uint64_t>,
+    /// What each watched job finished past its cursor, now (error
+    /// sec::invalid_argument for an unknown job).
+    caf::replies_to<watch_atom, std::vector<watch_cursor>>::with<std::vector<job_progress>>,
+    /// From now on, tell this listener of every job's news.
+    caf::reacts_to<watch_atom, job_listener_actor>,
     /// Re-queues jobs a journal kept across a restart (serve --state), with,
     /// per job, the partitions whose proofs exist and verify: those are done
     /// and not proved again, and the job's other outputs are left in place.
     /// Replies their new sequence numbers, in order (0: not recovered, its
     /// id or out directory being live already).
     caf::replies_to<recover_atom, std::vector<job_spec>,
-                    std::vector<std::vector<uint32_t>>>::with<std::vector<uint64_t>>>;
+                    std::vector<std::vector<uint32_t>>>::with<std::vector<uint64_t>>,
+    /// Drains (serve stopping): no partition starts any more (the memory
+    /// manager drops the queued ones, retries are not queued) while the jobs
+    /// stay live, so the journal keeps them. Replies the live jobs once every
+    /// partition in flight has finished.
+    caf::replies_to<drain_atom>::with<std::vector<job_status>>>;
 
 using key_loader_actor = caf::typed_actor<
     /// Loads and checks the key at `path`; blocking, so it runs detached.
@@ -208,7 +218,8 @@ using control_actor = caf::typed_actor<
     caf::replies_to<status_atom>::with<std::vector<job_status>>,
     /// Cancels the live job with this id.
     caf::replies_to<cancel_atom, std::string>::with<job_status>,
-    /// Long poll for progress (see job_registry_actor); wait_ms is capped.
+    /// Long poll: answers when a watched job has news past its cursor, or
+    /// after `wait_ms` (capped; then with no news).
     caf::replies_to<watch_atom, std::vector<watch_cursor>, uint32_t>::with<std::vector<job_progress>>,
     /// Memory, jobs and nodes.
     caf::replies_to<metrics_atom>::with<cluster_metrics>,
@@ -227,7 +238,14 @@ struct control_wiring {
 
 /// The control actor with its local-only wiring message. `serve` spawns this
 /// and publishes it as control_actor, so remote peers see only the API.
-using control_admin_actor = control_actor::extend<caf::reacts_to<attach_atom, control_wiring>>;
+using control_admin_actor = control_actor::extend<
+    caf::reacts_to<attach_atom, control_wiring>,
+    /// Job news from the registry (job_listener_actor).
+    caf::reacts_to<news_atom, uint64_t>,
+    /// A parked watch's wait ran out (sent to itself).
+    caf::reacts_to<watch_atom, uint64_t>,
+    /// The server is stopping: submissions are refused from now on.
+    caf::reacts_to<drain_atom>>;
 
 /// The node agent with its local-only timer message; the coordinator sees it as node_actor.
 using node_agent_actor = node_actor::extend<caf::reacts_to<rejoin_atom>>;

@@ -123,7 +123,7 @@ void take_sample(observer_pointer self) {
   std::vector<watch_cursor> cursors;
   for (const auto& [seq, seen] : st.cursors) cursors.push_back({seq, seen});
   st.watching = true;
-  self->request(w.registry, reply_timeout, watch_atom::value, cursors, uint32_t{0})
+  self->request(w.registry, reply_timeout, watch_atom::value, cursors)
       .then(
           [=](const std::vector<job_progress>& news) {
             self->state.watching = false;
@@ -254,9 +254,11 @@ observation::observation(caf::actor_system& sys, const run_clock& clock,
   observer_ = sys_.spawn(observer, std::move(cfg));
   if (opts_.metrics) {
     try {
-      metrics_ = std::make_unique<metrics_server>(*opts_.metrics, [&sys = sys_, who = observer_] {
-        return scrape(sys, who, std::chrono::milliseconds(2000));
-      });
+      metrics_ = std::make_unique<metrics_server>(
+          *opts_.metrics, [&sys = sys_, who = observer_, ready = ready_] {
+            if (!ready->load()) return std::optional<std::string>();
+            return scrape(sys, who, std::chrono::milliseconds(2000));
+          });
     } catch (...) {
       caf::anon_send_exit(observer_, caf::exit_reason::user_shutdown);
       throw;

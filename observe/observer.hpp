@@ -28,6 +28,7 @@
 #include <caf/atom.hpp>
 #include <caf/typed_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <limits>
@@ -185,6 +186,9 @@ class observation {
   std::function<void(const purge_event&)> purge_hook() const;
   /// Starts sampling the runtime's actors.
   void attach(const observer_wiring& wiring);
+  /// The process is stopping (serve's drain): from now on /readyz, and
+  /// with it /metrics, answer 503.
+  void stop_ready() { ready_->store(false); }
   /// "http://127.0.0.1:9100/metrics" while serving; empty otherwise.
   std::string metrics_url() const;
   /// Stops the endpoint, the observer and NVML; adds their samples to `rec`.
@@ -199,6 +203,7 @@ class observation {
   std::shared_ptr<progress_display> progress_;
   observer_actor observer_;
   std::unique_ptr<metrics_server> metrics_;
+  std::shared_ptr<std::atomic<bool>> ready_ = std::make_shared<std::atomic<bool>>(true);
   bool finished_ = false;
 };
 

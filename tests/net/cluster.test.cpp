@@ -52,6 +52,16 @@ fake_node_actor::behavior_type fake_node(fake_node_actor::stateful_pointer<fake_
   };
 }
 
+/// Submits `sub` to control; the text of its refusal, empty if accepted.
+std::string refusal_of(det_fixture& f, const control_admin_actor& ctl, const job_submission& sub) {
+  f.self->send(ctl, submit_atom::value, sub);
+  f.sched.run();
+  std::string refusal;
+  f.self->receive([](std::vector<submitted_job>&) {},
+                  [&](caf::error& e) { refusal = error_text(f.sys, e); });
+  return refusal;
+}
+
 struct cluster_fixture : det_fixture {
   cluster_actor dispatcher;
   std::vector<fake_node_actor> nodes;
@@ -212,9 +222,13 @@ TEST_CASE_FIXTURE(det_fixture, "a watch answers at once with news, else when its
   rc.memory_budget = 1 << 20;
   rc.synthesizers = 0;  // nothing is proved: a job stays queued until cancelled
   start(rc);
+  // Control parks watches; the registry tells it of news.
+  auto ctl = sys.spawn(control, control_config{});
+  self->send(ctl, attach_atom::value, control_wiring{rt->registry(), rt->memory(), {}, {}});
+  sched.run();
   auto seq = submit(make_job("w", {"w0.wtns", "w1.wtns"}));
   // No news: the watch parks until its wait runs out, then answers empty.
-  self->send(rt->registry(), watch_atom::value, std::vector<watch_cursor>{{seq, 0}}, uint32_t{500});
+  self->send(ctl, watch_atom::value, std::vector<watch_cursor>{{seq, 0}}, uint32_t{500});
   sched.run();
   bool early = false;
   self->receive([&](std::vector<job_progress>&) { early = true; },
@@ -230,7 +244,7 @@ TEST_CASE_FIXTURE(det_fixture, "a watch answers at once with news, else when its
   CHECK_FALSE(idle[0].complete);
   CHECK(idle[0].status.state == job_state::queued);
   // A parked watch answers as soon as the job moves (here: cancelled).
-  self->send(rt->registry(), watch_atom::value, std::vector<watch_cursor>{{seq, 0}}, uint32_t{60000});
+  self->send(ctl, watch_atom::value, std::vector<watch_cursor>{{seq, 0}}, uint32_t{60000});
   sched.run();
   self->send(rt->registry(), cancel_atom::value, seq);
   sched.run();
@@ -243,17 +257,60 @@ TEST_CASE_FIXTURE(det_fixture, "a watch answers at once with news, else when its
   CHECK(news[0].complete);
   CHECK(news[0].report.state == job_state::cancelled);
   // A cursor past everything of a complete job still answers at once.
-  self->send(rt->registry(), watch_atom::value, std::vector<watch_cursor>{{seq, 2}}, uint32_t{60000});
+  self->send(ctl, watch_atom::value, std::vector<watch_cursor>{{seq, 2}}, uint32_t{60000});
   sched.run();
   auto again = fetch<std::vector<job_progress>>();
   CHECK(again.at(0).finished.empty());
   CHECK(again.at(0).complete);
   // An unknown job is an error.
-  self->send(rt->registry(), watch_atom::value, std::vector<watch_cursor>{{999, 0}}, uint32_t{10});
+  self->send(ctl, watch_atom::value, std::vector<watch_cursor>{{999, 0}}, uint32_t{10});
   sched.run();
   std::string refusal;
   self->receive([&](std::vector<job_progress>&) {}, [&](caf::error& e) { refusal = error_text(sys, e); });
   CHECK(refusal == "no job #999");
+  caf::anon_send_exit(ctl, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE_FIXTURE(det_fixture, "a drain refuses submissions, starts nothing queued and answers once the partitions in flight are written") {
+  runtime_config rc;
+  rc.memory_budget = 1 << 20;
+  start(rc);
+  auto ctl = sys.spawn(control, control_config{});
+  self->send(ctl, attach_atom::value, control_wiring{rt->registry(), rt->memory(), {}, {}});
+  sched.run();
+  self->send(rt->registry(), submit_atom::value,
+             make_job("d", {"w0.wtns", "w1.wtns", "w2.wtns", "w3.wtns", "w4.wtns", "w5.wtns"}));
+  // Step until the first partition is granted: the others wait for memory.
+  while (world->events_of("grant").empty() && sched.try_run_once()) {
+  }
+  REQUIRE(world->events_of("grant").size() >= 1);
+  self->send(ctl, drain_atom::value);
+  self->send(rt->registry(), drain_atom::value);
+  sched.run();
+  auto seq = fetch<uint64_t>();
+  auto left = fetch<std::vector<job_status>>();
+  REQUIRE(left.size() == 1);  // the job stays live, for the journal
+  CHECK(left[0].seq == seq);
+  CHECK(left[0].failed == 0);
+  CHECK(left[0].done >= 1);
+  CHECK(left[0].done < 6);
+  // Every partition granted before the drain was proved and written; no
+  // other one started, and nothing holds memory or waits for it.
+  CHECK(world->events_of("grant").size() == left[0].done);
+  size_t proofs = 0;
+  for (const auto& w : world->events_of("write")) proofs += w.rfind("out/d/proof_", 0) == 0;
+  CHECK(proofs == left[0].done);
+  auto m = memory();
+  CHECK(m.queued == 0);
+  CHECK(m.reservations == 0);
+  // A second drain answers at once; submissions are refused from now on.
+  self->send(rt->registry(), drain_atom::value);
+  sched.run();
+  CHECK(fetch<std::vector<job_status>>().size() == 1);
+  job_submission sub;
+  sub.name = "/jobs.json";
+  CHECK(refusal_of(*this, ctl, sub) == server_stopping_message);
+  caf::anon_send_exit(ctl, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE_FIXTURE(cluster_fixture, "a node's leases follow the queue's order and each result is written once") {
@@ -381,11 +438,8 @@ TEST_CASE_FIXTURE(det_fixture, "control refuses requests until it is wired, then
   job_submission sub;
   sub.name = (root / "jobs.json").string();
   sub.text = "w.wtns";
-  self->send(ctl, submit_atom::value, sub);
-  sched.run();
+  CHECK(refusal_of(*this, ctl, sub) == server_starting_message);
   std::string refusal;
-  self->receive([&](std::vector<submitted_job>&) {}, [&](caf::error& e) { refusal = error_text(sys, e); });
-  CHECK(refusal == server_starting_message);
 
   runtime_config rc;
   rc.memory_budget = 1 << 20;

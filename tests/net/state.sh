@@ -3,8 +3,10 @@
 # (files and inline witnesses) loses no accepted job. Restarted with the same
 # --state, it finishes every job; partitions the journal recorded as done
 # keep their proofs byte for byte (not proved again); no partly written file
-# is left under out/; every proof verifies with snarkjs. A journal that is
-# not SQLite, or cannot be opened, stops serve with exit 2 naming the file.
+# is left under out/; every proof verifies with snarkjs. SIGTERM drains: the
+# partitions in flight are written whole within --drain-timeout, serve exits
+# 143, and a restart proves the queued rest. A journal that is not SQLite, or
+# cannot be opened, stops serve with exit 2 naming the file.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 state=$work/state
@@ -73,6 +75,48 @@ if find out -name '*.tmp-*' | grep -q .; then fail "partly written files left: $
 # Finished jobs leave the journal.
 left=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM jobs').fetchone()[0])" "$state/journal.sqlite")
 [ "$left" = 0 ] || fail "$left finished job(s) still in the journal"
+kill "$serve_pid"
+wait "$serve_pid" 2>/dev/null || true
+
+# SIGTERM drains: the partitions in flight finish and are written within
+# --drain-timeout, the queued rest stays in the journal, and serve exits 143.
+drain_s=60
+serve third --listen 127.0.0.1:0 "${common[@]}" --drain-timeout "$drain_s"
+ep=127.0.0.1:$serve_port
+job_file drain.json queue medium 8 out/queue
+expect_rc 0 submit_queue "$proofline" submit --connect "$ep" --no-wait drain.json
+wait_until 120 test -f out/queue/proof_0.json || fail "no partition finished: $(tail -3 third.err)"
+start=$(date +%s)
+kill -TERM "$serve_pid"
+set +e
+wait "$serve_pid"
+rc=$?
+set -e
+took=$(($(date +%s) - start))
+[ "$rc" = 143 ] || fail "serve exited $rc after SIGTERM, expected 143"
+[ "$took" -le "$drain_s" ] || fail "the drain took $took s, more than --drain-timeout $drain_s"
+grep -q "SIGTERM received: draining" third.err || fail "serve does not say it drains"
+grep -q "drained in .* 1 job(s) with [0-9]* partition(s) to prove stay in the journal" third.err ||
+  fail "serve does not say what stays in the journal"
+[ ! -f out/queue/result.json ] || fail "the whole backlog finished before the drain; nothing to test"
+# What the drain wrote is whole and verifies; nothing is half-written.
+written=0
+for proof in out/queue/proof_*.json; do
+  i=${proof##*/proof_}
+  i=${i%.json}
+  expect_rc 0 "verify_$i" "$proofline" verify "$fixtures/bn254/medium/verification_key.json" \
+    "out/queue/public_$i.json" "$proof"
+  written=$((written + 1))
+done
+[ "$written" -lt 8 ] || fail "every partition was proved during the drain: queued ones started"
+if find out -name '*.tmp-*' | grep -q .; then fail "partly written files left: $(find out -name '*.tmp-*')"; fi
+echo "the drain left $written of 8 partition(s) written in $took s"
+# The restart proves the rest.
+serve fourth --listen 127.0.0.1:0 "${common[@]}"
+ep=127.0.0.1:$serve_port
+expect_rc 0 await_queue "$proofline" await --connect "$ep" queue
+check_done out/queue queue 8
+verify "$fixtures/bn254/medium/verification_key.json" out/queue
 kill "$serve_pid"
 wait "$serve_pid" 2>/dev/null || true
 

@@ -1,0 +1,166 @@
+#include "actors/job_entry.hpp"
+
+#include <algorithm>
+
+namespace proofline {
+
+bool terminal(partition_state s) {
+  return s == partition_state::done || s == partition_state::failed ||
+         s == partition_state::cancelled;
+}
+
+std::string spec_problem(const job_spec& spec) {
+  std::string who = "job \"" + spec.id + "\": ";
+  if (spec.id.empty()) return "job has no id";
+  if (spec.zkey.empty()) return who + "no zkey";
+  if (spec.witnesses.empty()) return who + "no witness";
+  for (const auto& w : spec.witnesses)
+    if (w.empty()) return who + "empty witness path";
+  if (spec.single && spec.witnesses.size() != 1)
+    return who + "a single-witness job has one witness";
+  if (spec.out.empty()) return who + "no out directory";
+  return {};
+}
+
+job_entry make_entry(uint64_t seq, const job_spec& spec, double start_ms) {
+  job_entry job;
+  job.seq = seq;
+  job.spec = spec;
+  job.total.start = start_ms;
+  job.parts.resize(spec.witnesses.size());
+  for (uint32_t i = 0; i < job.parts.size(); ++i) job.parts[i].index = i;
+  return job;
+}
+
+void mark_recovered(job_entry& job, const std::vector<uint32_t>& done) {
+  job_context names;
+  names.spec = job.spec;
+  for (auto index : done) {
+    if (index >= job.parts.size() || terminal(job.parts[index].state)) continue;
+    auto& p = job.parts[index];
+    p.proof_file = names.proof_name(index);
+    p.public_file = names.public_name(index);
+    p.verified = true;
+    job.finish(index, partition_state::done);
+  }
+}
+
+void record_done(partition_report& p, const partition_done& d) {
+  p.state = partition_state::done;
+  p.spans = d.spans;
+  p.proof_file = d.proof_file;
+  p.public_file = d.public_file;
+  p.verified = d.verified;
+  p.verify_ms = d.verify_ms;
+}
+
+void record_failure(partition_report& p, const partition_failure& f) {
+  p.spans = f.spans;
+  p.error = f.error;
+  if (p.retries > 0)
+    p.error.message += " (partition " + std::to_string(f.index) + " on " +
+                       (f.spans.backend.empty() ? "its backend" : f.spans.backend) + ", after " +
+                       std::to_string(p.retries) + " retr" + (p.retries == 1 ? "y" : "ies") + ")";
+}
+
+void live_names::add(const job_entry& job) {
+  if (!job.spec.id.empty()) ids_[job.spec.id] = job.seq;
+  if (!job.spec.out.empty()) outs_[job.spec.out] = job.seq;
+}
+
+void live_names::retire(const job_entry& job) {
+  if (auto it = ids_.find(job.spec.id); it != ids_.end() && it->second == job.seq) ids_.erase(it);
+  if (auto it = outs_.find(job.spec.out); it != outs_.end() && it->second == job.seq)
+    outs_.erase(it);
+}
+
+std::string live_names::conflict(const job_spec& spec,
+                                 const std::map<uint64_t, job_entry>& jobs) const {
+  if (auto it = ids_.find(spec.id); it != ids_.end()) {
+    const auto& live = jobs.at(it->second);
+    return "job \"" + spec.id + "\": the id is already used by a live job (#" +
+           std::to_string(live.seq) + ", " + to_string(live.state) +
+           "); ids of live jobs are unique on a server";
+  }
+  if (auto it = outs_.find(spec.out); it != outs_.end()) {
+    const auto& live = jobs.at(it->second);
+    return "job \"" + spec.id + "\": field \"out\": " + spec.out +
+           " is the out directory of live job \"" + live.spec.id + "\" (#" +
+           std::to_string(live.seq) + ", " + to_string(live.state) +
+           "); one would overwrite the other's proofs";
+  }
+  return {};
+}
+
+std::string live_names::conflict(const std::vector<job_spec>& specs,
+                                 const std::map<uint64_t, job_entry>& jobs) const {
+  std::map<std::string, size_t> seen;
+  for (const auto& spec : specs) {
+    if (auto problem = conflict(spec, jobs); !problem.empty()) return problem;
+    if (!seen.emplace(spec.id, 0).second)
+      return "job \"" + spec.id + "\": the id is given twice";
+  }
+  return {};
+}
+
+work_order make_order(const job_ptr& ctx, uint32_t index, placement where,
+                      const memory::backend_footprint& footprint) {
+  const auto& info = ctx->key->info;
+  auto est = memory::estimate_partition(info.n_vars, info.domain_size, info.n8r, footprint);
+  work_order o;
+  o.part.job = ctx;
+  o.part.index = index;
+  o.part.where = where;
+  o.bytes = est.total();
+  o.bulk = est.bulk();
+  o.pinnable = est.pinnable;
+  o.working = est.working;
+  return o;
+}
+
+job_report make_report(const job_entry& job) {
+  job_report r;
+  r.seq = job.seq;
+  r.id = job.spec.id;
+  r.out = job.spec.out;
+  r.state = job.state;
+  r.partitions = job.parts;
+  r.total = job.total;
+  for (const auto& p : job.parts)
+    if (p.state == partition_state::failed) {
+      r.has_error = true;
+      r.error = p.error;
+      break;
+    }
+  if (!r.has_error && job.error) {
+    r.has_error = true;
+    r.error = *job.error;
+  }
+  return r;
+}
+
+job_status make_status(const job_entry& job) {
+  job_status s;
+  s.seq = job.seq;
+  s.id = job.spec.id;
+  s.state = job.state;
+  s.total = static_cast<uint32_t>(job.parts.size());
+  for (const auto& p : job.parts) {
+    s.done += p.state == partition_state::done;
+    s.failed += p.state == partition_state::failed;
+  }
+  return s;
+}
+
+job_progress make_progress(const job_entry& job, uint32_t seen) {
+  job_progress p;
+  p.status = make_status(job);
+  for (size_t i = seen; i < job.finish_order.size(); ++i)
+    p.finished.push_back(job.parts[job.finish_order[i]]);
+  p.seen = static_cast<uint32_t>(std::max<size_t>(seen, job.finish_order.size()));
+  p.complete = job.complete();
+  if (p.complete) p.report = make_report(job);
+  return p;
+}
+
+}  // namespace proofline

@@ -1,0 +1,94 @@
+// job_entry: the job registry's record of one job, and what it reports about
+// it (status, report, progress past a watcher's cursor). Pure functions of
+// the record, so the registry's file holds only its behaviour.
+#pragma once
+
+#include <caf/typed_response_promise.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "memory/estimate.hpp"
+#include "messages/catalogue.hpp"
+
+namespace proofline {
+
+struct job_entry {
+  uint64_t seq = 0;
+  job_spec spec;
+  job_ptr ctx;  ///< set once the key is loaded
+  job_state state = job_state::queued;
+  std::vector<partition_report> parts;
+  uint32_t finished = 0;
+  span_ms total;
+  std::optional<file_error> error;  ///< a job-level error (a job without partitions)
+  std::vector<caf::typed_response_promise<job_report>> awaiting;
+  std::vector<uint32_t> finish_order;  ///< partition indices in the order they finished
+
+  bool complete() const {
+    return state == job_state::done || state == job_state::failed ||
+           state == job_state::cancelled;
+  }
+  /// Partition `index` ends in `s` (done, failed or cancelled): counted
+  /// finished, in finishing order.
+  void finish(uint32_t index, partition_state s) {
+    parts[index].state = s;
+    ++finished;
+    finish_order.push_back(index);
+  }
+};
+
+/// A new record: `spec` with one queued partition per witness.
+job_entry make_entry(uint64_t seq, const job_spec& spec, double start_ms);
+
+/// Marks the partitions in `done` finished (a job recovered from the
+/// journal, which verified their proofs before keeping them).
+void mark_recovered(job_entry& job, const std::vector<uint32_t>& done);
+
+/// A partition's report once its proof is written.
+void record_done(partition_report& p, const partition_done& d);
+
+/// A partition's report once it failed for good, its error naming the
+/// backend and the retries it had.
+void record_failure(partition_report& p, const partition_failure& f);
+
+/// The ids and out directories of live jobs, each unique on a server.
+class live_names {
+ public:
+  void add(const job_entry& job);
+  /// Job `job` is complete: its id and out directory are free again.
+  void retire(const job_entry& job);
+  /// Why `spec` cannot be accepted beside the live jobs (found in `jobs`);
+  /// empty if it can.
+  std::string conflict(const job_spec& spec, const std::map<uint64_t, job_entry>& jobs) const;
+  /// Why `specs` cannot be accepted together (a conflict, or an id given
+  /// twice); empty if they can.
+  std::string conflict(const std::vector<job_spec>& specs,
+                       const std::map<uint64_t, job_entry>& jobs) const;
+  bool out_live(const std::string& out) const { return outs_.count(out) > 0; }
+
+ private:
+  std::map<std::string, uint64_t> ids_;   ///< id -> seq of every job not yet complete
+  std::map<std::string, uint64_t> outs_;  ///< out directory -> seq, likewise
+};
+
+/// Partition `index` of `ctx`'s job as a request for memory, sized by its
+/// key for a backend of `footprint`, to be proved where `where` says.
+work_order make_order(const job_ptr& ctx, uint32_t index, placement where,
+                      const memory::backend_footprint& footprint);
+
+/// Whether a partition in state `s` will not move again.
+bool terminal(partition_state s);
+
+/// What is wrong with a spec the registry cannot run at all; empty if fine.
+std::string spec_problem(const job_spec& spec);
+
+job_report make_report(const job_entry& job);
+job_status make_status(const job_entry& job);
+/// What a watcher that has seen `seen` finished partitions learns now.
+job_progress make_progress(const job_entry& job, uint32_t seen);
+
+}  // namespace proofline
