@@ -120,6 +120,7 @@ void prove_next(gpu_worker_pointer self) {
   } else {
     ++st.proved;
     self->send(cfg.scheduler, done_atom::value, part.job->seq, part.index);
+    if (!st.without_tables.empty()) report_tables(self, part.job->key);
     if (spdlog::should_log(spdlog::level::debug)) log_gpu_timing(self, part);
     auto& fin = cfg.finalizers[st.next_finalizer++ % cfg.finalizers.size()];
     self->send(fin, finalize_atom::value,
@@ -171,6 +172,8 @@ void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
     spdlog::debug("gpu {}: key {} ready in {:.1f} ms", cfg.device, key->path,
                   p.prepare.end - p.prepare.start);
     if (cfg.keys) self->send(cfg.keys, prepared_atom::value, key, p);
+    if (cfg.keys && stats.resident && !stats.tables)
+      self->state.without_tables.emplace_back(key, p);
     self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), true,
                std::string());
   } catch (const gpu::device_lost& e) {
@@ -185,6 +188,38 @@ void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
     // scheduler gives its partitions to the devices that can.
     self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), false,
                std::string(e.what()));
+  }
+}
+
+void report_tables(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
+  auto& st = self->state;
+  auto& list = st.without_tables;
+  for (auto it = list.begin(); it != list.end();) {
+    auto held = it->first.lock();
+    if (!held) {
+      it = list.erase(it);  // the key is gone
+      continue;
+    }
+    if (held != key) {
+      ++it;
+      continue;
+    }
+    // A lock and an event query in the backend, once per partition of a key
+    // that has no tables yet.
+    auto stats = st.cfg.backend->key_stats(key.get());
+    if (!stats.resident) {
+      it = list.erase(it);  // evicted: a later preparation reports afresh
+      continue;
+    }
+    if (!stats.tables) return;
+    key_preparation p = it->second;
+    p.tables_ms = stats.tables_ms;
+    p.tables_bytes = stats.tables_bytes;
+    p.device_bytes = stats.device_bytes;
+    p.spans = to_run_time(stats.spans, st.cfg.clock);
+    self->send(st.cfg.keys, prepared_atom::value, key, p);
+    list.erase(it);
+    return;
   }
 }
 

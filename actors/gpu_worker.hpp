@@ -32,6 +32,7 @@
 
 #include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "actors/run_clock.hpp"
@@ -64,6 +65,11 @@ struct gpu_worker_state {
   bool running = false;                    // a run message is queued or being handled
   size_t next_finalizer = 0;
   uint64_t proved = 0;
+  /// Keys prepared here on plain points: the backend may build their window
+  /// tables later, between partitions; once it has, the preparation goes to
+  /// the key cache again with the build's time and span.
+  std::vector<std::pair<std::weak_ptr<const zk::groth16::proving_key_base>, key_preparation>>
+      without_tables;
 };
 
 using gpu_worker_pointer = gpu_worker_actor::stateful_pointer<gpu_worker_state>;
@@ -82,6 +88,9 @@ void prove_next(gpu_worker_pointer self);
 /// scheduler whether it is (a failure: the device cannot hold the key; a
 /// gpu::device_lost: the device is lost).
 void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key);
+/// After a partition of `key`: if its window tables were built since it was
+/// prepared, sends the key cache its preparation again with them.
+void report_tables(gpu_worker_pointer self, const zk::groth16::key_ptr& key);
 /// The GPU_TIMING line of a proved partition: each device span's duration
 /// (upload, each NTT, each MSM, download), key=value, at debug level.
 void log_gpu_timing(gpu_worker_pointer self, const partition_ref& part);

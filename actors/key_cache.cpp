@@ -231,6 +231,14 @@ void key_cache_state::tell_memory(const std::string& path) {
 void key_cache_state::on_prepared(const zk::groth16::key_ptr& key, const key_preparation& p) {
   for (size_t i = history.size(); i-- > 0;)
     if (history_keys[i].lock() == key) {
+      // The same preparation again (its tables were built later) replaces
+      // the first report of it.
+      for (auto& d : history[i].devices)
+        if (d.gpu == p.gpu && d.prepare.start == p.prepare.start &&
+            d.prepare.end == p.prepare.end) {
+          d = p;
+          return;
+        }
       history[i].devices.push_back(p);
       return;
     }

@@ -29,15 +29,17 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const std::str
   };
   const auto& k = zk::groth16::typed<C>(*key);
   auto p = std::make_shared<gpu::partition<C>>();
+  // The threads granted to this partition (idle synthesizers' shares) read
+  // the witness as well as compute a, b, c.
+  unsigned threads = std::max(1u, this_thread_synthesis_threads());
   auto t0 = clock::now();
   p->witness = memory::buffer<scalar>(k.info.n_vars, src);
-  zk::formats::read_witness<C>(witness, k, p->witness.data());
+  zk::formats::read_witness<C>(witness, k, p->witness.data(), threads);
   double read_us = us_since(t0);
   t0 = clock::now();
   p->a = memory::buffer<fr>(k.info.domain_size, src);
   p->b = memory::buffer<fr>(k.info.domain_size, src);
   p->c = memory::buffer<fr>(k.info.domain_size, src);
-  unsigned threads = std::max(1u, this_thread_synthesis_threads());
   if (model != zk::groth16::synthesis_model::plain) {
     threads = 1;  // a bellperson-style synthesis runs on one thread
     const uint32_t keep =

@@ -230,11 +230,13 @@ void prove_bench(const request& req, result& res) {
   key->path = std::string("synthetic 2^") + std::to_string(req.log_n) + " key";
   using g1 = typename C::g1_group;
   using g2 = typename C::g2_group;
-  key->points_a = bench_points<C, g1>(req, n, req.seed + 1, pool);
-  key->points_b1 = bench_points<C, g1>(req, n, req.seed + 2, pool);
-  key->points_c = bench_points<C, g1>(req, n - 2, req.seed + 3, pool);
-  key->points_h = bench_points<C, g1>(req, n, req.seed + 4, pool);
-  key->points_b2 = bench_points<C, g2>(req, n, req.seed + 5, pool);
+  // The key holds its arrays in key_vector; the bench points come as std::vector.
+  auto fill = [](auto& dst, const auto& src) { dst.assign(src.begin(), src.end()); };
+  fill(key->points_a, bench_points<C, g1>(req, n, req.seed + 1, pool));
+  fill(key->points_b1, bench_points<C, g1>(req, n, req.seed + 2, pool));
+  fill(key->points_c, bench_points<C, g1>(req, n - 2, req.seed + 3, pool));
+  fill(key->points_h, bench_points<C, g1>(req, n, req.seed + 4, pool));
+  fill(key->points_b2, bench_points<C, g2>(req, n, req.seed + 5, pool));
   zk::groth16::key_ptr kp = key;
 
   auto part = std::make_shared<gpu::partition<C>>();

@@ -23,6 +23,7 @@ void add_benchmarks(registry& r, CLI::App& parser) {
   r.parser = &parser;
   add_kernel_benches(r);
   add_memory_bench(r);
+  add_startup_bench(r);
 }
 
 }  // namespace proofline::bench

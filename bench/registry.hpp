@@ -6,6 +6,7 @@
 //   add_benchmarks(r, parser)       // app/bench_command.cpp
 //     -> add_kernel_benches(r)      // bench/kernel_bench.cpp: msm, msm_g2, ntt, ntt_coset, prove
 //     -> add_memory_bench(r)        // bench/memory_bench.cpp: memory
+//     -> add_startup_bench(r)       // bench/startup_bench.cpp: key-read
 //
 // A benchmark adds its options to the parser registry::add() returns and
 // gets a runner; registry::run runs the one chosen. Exit codes as for run
@@ -57,5 +58,8 @@ void add_memory_bench(registry& r);
 
 /// `bench msm|msm_g2|ntt|ntt_coset|prove` (bench/kernel_bench.cpp).
 void add_kernel_benches(registry& r);
+
+/// `bench key-read` (bench/startup_bench.cpp).
+void add_startup_bench(registry& r);
 
 }  // namespace proofline::bench

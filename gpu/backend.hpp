@@ -121,8 +121,10 @@ struct key_prep_stats {
   std::size_t device_bytes = 0;  ///< device bytes the key holds now (points, tables)
   bool tables = false;           ///< partitions now read the tables
   std::string tables_note;       ///< why there are no tables, or "building"; empty when tables are in use
-  /// Device work of the preparation ("key_upload", "key_tables"), in order,
-  /// microseconds on the steady clock like prove()'s spans; may be empty.
+  /// Device work of the preparation, in order, microseconds on the steady
+  /// clock like prove()'s spans; may be empty. CUDA: "key_upload" (the
+  /// points copied; "key_upload_tables" when window tables are built with
+  /// them), then "key_tables" once tables built later are in use.
   std::vector<span> spans;
 };
 

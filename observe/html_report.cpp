@@ -24,9 +24,9 @@ constexpr size_t utilization_bins = 600;
 
 /// Span categories in the order the page's data indexes them, with their colours.
 const std::vector<std::string> categories{"synthesize", "prove",    "device", "transfer",
-                                          "busy",       "finalize", "purge"};
+                                          "busy",       "finalize", "purge",  "key"};
 const std::vector<std::string> category_colours{"#4e79a7", "#f28e2b", "#59a14f", "#76b7b2",
-                                                "#2e7d32", "#e15759", "#b07aa1"};
+                                                "#2e7d32", "#e15759", "#b07aa1", "#edc948"};
 
 /// Milliseconds to the microsecond: enough for any span, and a smaller page.
 double ms3(double ms) { return std::round(ms * 1000.0) / 1000.0; }

@@ -100,9 +100,11 @@ std::vector<lane> build_lanes(const run_record& rec) {
           .push_back(stage_span(p, "synthesize", p.spans.synthesize));
 
   // Backends: a busy lane (union of device spans), then per worker lane its
-  // device spans and its prove() calls.
+  // device spans and its prove() calls, then the keys' preparation.
   int devices = static_cast<int>(rec.backends.size());
   for (const auto& p : parts) devices = std::max(devices, p.spans.gpu + 1);
+  for (const auto& k : rec.keys)
+    for (const auto& kp : k.devices) devices = std::max(devices, kp.gpu + 1);
   for (int d = 0; d < devices; ++d) {
     std::string group = group_name(rec, d);
     std::vector<std::pair<double, double>> all;
@@ -130,6 +132,20 @@ std::vector<lane> build_lanes(const run_record& rec) {
                           std::max(s.start, s.end), p.job, p.index});
       if (p.spans.prove.recorded())
         lanes.at(group, lane + " prove()").push_back(stage_span(p, "prove", p.spans.prove));
+    }
+    // Key preparation (uploading a key's points, building its tables) runs
+    // on streams of its own, beside the worker lanes.
+    bool key_work = false;
+    for (const auto& k : rec.keys)
+      for (const auto& kp : k.devices)
+        if (kp.gpu == d && !kp.spans.empty()) key_work = true;
+    if (key_work) {
+      auto& keys = lanes.at(group, "key preparation");
+      for (const auto& k : rec.keys)
+        for (const auto& kp : k.devices)
+          if (kp.gpu == d)
+            for (const auto& s : kp.spans)
+              keys.push_back({s.name, "key", s.start, std::max(s.start, s.end), "", -1});
     }
   }
 

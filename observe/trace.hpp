@@ -5,8 +5,10 @@
 //   build_lanes(rec)    the lanes of a run, shared by the trace and the HTML
 //                       report: one per synthesizer; per GPU a "busy" lane (the
 //                       union of its device spans, so gaps show), per GPU-worker
-//                       lane its device spans and its host-side prove() calls;
-//                       one per finalizer; the memory manager's purges
+//                       lane its device spans and its host-side prove() calls,
+//                       and a "key preparation" lane when keys were uploaded
+//                       or got tables there; one per finalizer; the memory
+//                       manager's purges
 //   union_of(spans)     merged intervals of a set of spans
 //   trace_json(rec)     trace-event JSON: a process per group, a thread per
 //                       lane, complete ("X") events, counters for the queues,
@@ -28,7 +30,7 @@ namespace proofline::observe {
 /// One interval drawn on a lane, in ms since the run started.
 struct lane_span {
   std::string name;      ///< "batch/2" for a partition's stage, "ntt_a" for a device span
-  std::string category;  ///< synthesize, prove, device, transfer, busy, finalize, purge
+  std::string category;  ///< synthesize, prove, device, transfer, busy, finalize, purge, key
   double start_ms = 0;
   double end_ms = 0;
   std::string job;         ///< the job's id, empty for spans of no partition

@@ -81,6 +81,8 @@ struct resident_base {
   bool building = false;
   tables::verdict verdict = tables::verdict::not_paid;
   std::unique_ptr<event> build_start, build_end;
+  std::unique_ptr<event> build_ref;  ///< recorded at build_ref_us on the steady clock
+  double build_ref_us = 0;
   std::size_t proved = 0;          ///< partitions enqueued on it
   std::size_t proved_at_hint = 0;  ///< `proved` when the runtime first announced partitions
   std::size_t announced = 0;       ///< partitions the runtime announced since
@@ -243,6 +245,7 @@ class cuda_backend final : public backend {
     if (opt_.lanes == 0) opt_.lanes = 1;
     alloc_stream_ = std::make_unique<stream>();
     build_stream_ = std::make_unique<stream>(stream::low);
+    clock_stream_ = std::make_unique<stream>();
     const std::size_t staging = std::max<std::size_t>(opt_.staging_bytes, 2 << 20) & ~std::size_t(4095);
     for (unsigned i = 0; i < opt_.lanes; ++i) {
       auto l = std::make_unique<lane>();
@@ -513,6 +516,8 @@ class cuda_backend final : public backend {
     lk.unlock();
 
     std::shared_ptr<key_points<C>> pts;
+    // The upload is synchronous (upload_points waits for its stream), so the
+    // host's clock around it is the span of its device work.
     const double t0 = steady_us();
     try {
       pts = upload_points(key, fixed, s);
@@ -523,13 +528,16 @@ class cuda_backend final : public backend {
       key_ready_.notify_all();  // a waiter tries the upload itself
       throw;
     }
-    const double ms = (steady_us() - t0) / 1000.0;
+    const double t1 = steady_us();
+    const double ms = (t1 - t0) / 1000.0;
 
     lk.lock();
     rk->points = pts;
     rk->ready = true;
     rk->stats.resident = true;
     rk->stats.to_device_ms = ms;
+    // With tables from the start they are built inside the upload.
+    rk->stats.spans.push_back({fixed ? "key_upload_tables" : "key_upload", t0, t1});
     rk->stats.tables = fixed;
     if (fixed) {
       rk->stats.tables_bytes = bytes;
@@ -562,7 +570,7 @@ class cuda_backend final : public backend {
   /// Uploads points (pageable: the call returns once they are staged) and,
   /// for a fixed-base shape, precomputes their window multiples in place.
   template <class A>
-  void put(device_buffer<A>& d, const std::vector<A>& h, const msm::shape& sh, cudaStream_t s) const {
+  void put(device_buffer<A>& d, const zk::groth16::key_vector<A>& h, const msm::shape& sh, cudaStream_t s) const {
     d = alloc<A>(sh.fixed_base ? h.size() * sh.windows : h.size());
     if (h.empty()) return;
     CUDA_OK(cudaMemcpyAsync(d.get(), h.data(), h.size() * sizeof(A), cudaMemcpyHostToDevice, s));
@@ -628,12 +636,15 @@ class cuda_backend final : public backend {
 
     auto t = std::make_shared<key_points<C>>();
     auto start = std::make_unique<event>(), end = std::make_unique<event>();
+    auto ref = std::make_unique<event>();
+    double ref_us = 0;
     std::string error;
     try {
       const key_shapes ks(info, bits, true);
       const cudaStream_t s = build_stream_->get();
       t->fixed_base = true;
       t->bytes = table_bytes;
+      ref_us = clock_mark(*ref);
       start->record(s);
       table_from(t->a, src->a, ks.w, s);
       table_from(t->b1, src->b1, ks.w, s);
@@ -663,6 +674,8 @@ class cuda_backend final : public backend {
     rk->built = std::move(t);
     rk->build_start = std::move(start);
     rk->build_end = std::move(end);
+    rk->build_ref = std::move(ref);
+    rk->build_ref_us = ref_us;
   }
 
   /// Switches in rk's tables once their build is done. Caller holds mu_.
@@ -675,6 +688,10 @@ class cuda_backend final : public backend {
     auto plain = rk.switch_tables();
     rk.stats.tables = true;
     rk.stats.tables_ms = double(rk.build_end->since(*rk.build_start));
+    // Device time of the build, placed on the steady clock through the
+    // reference event recorded when it was enqueued.
+    const double start_us = rk.build_ref_us + 1000.0 * double(rk.build_start->since(*rk.build_ref));
+    rk.stats.spans.push_back({"key_tables", start_us, start_us + 1000.0 * rk.stats.tables_ms});
     rk.stats.tables_bytes = plain.second;
     rk.stats.tables_note.clear();
     rk.bytes -= plain.first.bytes;
@@ -735,6 +752,17 @@ class cuda_backend final : public backend {
       CUDA_OK(cudaMemcpyAsync(static_cast<unsigned char*>(dst) + off, stage, len, cudaMemcpyHostToDevice, s));
       l.staged[k].record(s);
     }
+  }
+
+  /// Records `e` on the clock stream (which runs nothing else, so the event
+  /// completes at once) and returns when that was on the steady clock:
+  /// events recorded on any stream of the device can then be placed on the
+  /// steady clock by their elapsed time from `e`.
+  double clock_mark(const event& e) const {
+    const double t0 = steady_us();
+    e.record(clock_stream_->get());
+    e.synchronize();
+    return (t0 + steady_us()) / 2;
   }
 
   /// The lane's event clock against the steady clock; the lane must be idle.
@@ -864,6 +892,7 @@ class cuda_backend final : public backend {
   std::condition_variable key_ready_;  ///< a key's upload finished or failed
   std::unique_ptr<stream> alloc_stream_;  ///< orders pool allocations (idle otherwise)
   std::unique_ptr<stream> build_stream_;  ///< window-table builds, low priority
+  std::unique_ptr<stream> clock_stream_;  ///< runs nothing: clock_mark's events complete at once
   std::vector<std::unique_ptr<lane>> lanes_;
   key_map keys_;
   std::vector<std::shared_ptr<resident_base>> retired_keys_;  ///< dropped while their tables built

@@ -55,6 +55,22 @@ class fake_backend final : public gpu::backend {
     if (world_->refuses_key[device_].count(key->path)) throw no_room(key->path);
     world_->device_events.push_back("prepare " + std::to_string(device_) + " " + key->path);
   }
+  gpu::key_prep_stats key_stats(const zk::groth16::proving_key_base*) override {
+    std::lock_guard<std::mutex> g(world_->mtx);
+    auto t = world_->tables_after.find(device_);
+    gpu::key_prep_stats st;
+    if (t == world_->tables_after.end()) return st;
+    st.resident = true;
+    st.to_device_ms = 1;
+    st.spans.push_back({"key_upload", 1000, 2000});
+    if (proved_ >= t->second) {
+      st.tables = true;
+      st.tables_ms = 3;
+      st.tables_bytes = 4096;
+      st.spans.push_back({"key_tables", 2000, 5000});
+    }
+    return st;
+  }
   void evict(const zk::groth16::proving_key_base* key) override {
     world_->log("evict " + key->path);
   }

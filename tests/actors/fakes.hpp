@@ -78,6 +78,11 @@ struct fake_world : std::enable_shared_from_this<fake_world> {
   std::map<int, std::set<std::string>> refuses_key;
   /// Device -> proofs after which every prove() on it throws.
   std::map<int, int> fails_after;
+  /// Device -> proofs after which it reports window tables for every key it
+  /// prepared (key_stats: tables, tables_ms 3, a "key_tables" span); before
+  /// that, keys are resident on plain points. Devices not listed report
+  /// nothing (key_stats: not resident), as the CPU backend does.
+  std::map<int, int> tables_after;
   /// Device -> prove() calls made on it (failed ones included).
   std::map<int, int> prove_calls;
   /// Successful proofs of `witness`, over all devices.

@@ -149,3 +149,42 @@ TEST_CASE_FIXTURE(det_fixture, "a preloaded key is ready before its first job an
   CHECK(world->key_loads == 1);
   CHECK(world->events_of("prepare").size() == 1);
 }
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "window tables built after a key was prepared reach its start-up record") {
+  world->tables_after[0] = 2;  // the fake device reports tables from its second proof on
+  start(warm_config());
+  CHECK(report(submit(make_job("a", {"a0.wtns", "a1.wtns", "a2.wtns"}))).state ==
+        job_state::done);
+  sched.run();
+  self->send(rt->keys(), startup_atom::value);
+  sched.run();
+  auto history = fetch<std::vector<key_startup>>();
+  REQUIRE(history.size() == 1);
+  // One preparation on device 0, reported first on plain points and then
+  // replaced by its state with tables: not two entries.
+  REQUIRE(history[0].devices.size() == 1);
+  const auto& d = history[0].devices[0];
+  CHECK(d.gpu == 0);
+  CHECK(d.tables_ms == 3);
+  CHECK(d.tables_bytes == 4096);
+  REQUIRE(d.spans.size() == 2);
+  CHECK(d.spans[0].name == "key_upload");
+  CHECK(d.spans[1].name == "key_tables");
+  CHECK(d.spans[1].end - d.spans[1].start == doctest::Approx(3));
+}
+
+TEST_CASE_FIXTURE(det_fixture, "a key that never gets tables keeps its first start-up record") {
+  world->tables_after[0] = 100;
+  start(warm_config());
+  CHECK(report(submit(make_job("a", {"a0.wtns", "a1.wtns"}))).state == job_state::done);
+  sched.run();
+  self->send(rt->keys(), startup_atom::value);
+  sched.run();
+  auto history = fetch<std::vector<key_startup>>();
+  REQUIRE(history.size() == 1);
+  REQUIRE(history[0].devices.size() == 1);
+  CHECK(history[0].devices[0].tables_ms == 0);
+  REQUIRE(history[0].devices[0].spans.size() == 1);
+  CHECK(history[0].devices[0].spans[0].name == "key_upload");
+}

@@ -133,7 +133,7 @@ void check_synthesis() {
   mpz_set_ui(r2_inv, 1);
   mpz_mul_2exp(r2_inv, r2_inv, 128 * fr::N);
   REQUIRE(mpz_invert(r2_inv, r2_inv, r) != 0);
-  auto naive = [&](const std::vector<zk::groth16::coef<C>>& coefs) {
+  auto naive = [&](const zk::groth16::key_vector<zk::groth16::coef<C>>& coefs) {
     std::vector<scalar> out(n, scalar::zero());
     for (const auto& e : coefs) {
       test::to_mpz(k, e.value.montgomery_limbs());

@@ -84,6 +84,51 @@ TEST_CASE("the GPU's busy lane is the union of its device spans, so gaps show") 
   CHECK(busy->spans[1].end_ms == 40);
 }
 
+TEST_CASE("a key's upload and table build show on its GPU's key preparation lane") {
+  auto rec = small_run();
+  CHECK_FALSE(find_lane(build_lanes(rec), "GPU 0", "key preparation"));  // no key work: no lane
+  key_startup k;
+  k.path = "circuit.zkey";
+  key_preparation d;
+  d.gpu = 0;
+  d.prepare = {1, 4};
+  d.spans = {{"key_upload", 1, 3}, {"key_tables", 16, 28}};
+  k.devices.push_back(d);
+  key_preparation other = d;
+  other.gpu = 1;  // another device's preparation stays off GPU 0's lane
+  k.devices.push_back(other);
+  rec.keys.push_back(k);
+  auto lanes = build_lanes(rec);
+  const lane* keys = find_lane(lanes, "GPU 0", "key preparation");
+  REQUIRE(keys);
+  REQUIRE(keys->spans.size() == 2);
+  CHECK(keys->spans[0].name == "key_upload");
+  CHECK(keys->spans[0].category == "key");
+  CHECK(keys->spans[1].name == "key_tables");
+  CHECK(keys->spans[1].start_ms == 16);
+  CHECK(keys->spans[1].end_ms == 28);
+  // The partitions' busy lane is unchanged by key work.
+  const lane* busy = find_lane(lanes, "GPU 0", "busy");
+  REQUIRE(busy);
+  CHECK(busy->spans.size() == 2);
+  const lane* other_keys = find_lane(lanes, "GPU 1", "key preparation");
+  REQUIRE(other_keys);
+  CHECK(other_keys->spans.size() == 2);
+  // And the trace names the lane and carries both spans.
+  auto trace = json::parse(trace_json(rec));
+  int tid = -1, pid = -1, found = 0;
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "key preparation" &&
+        pid < 0) {
+      pid = e["pid"];
+      tid = e["tid"];
+    }
+  REQUIRE(tid >= 0);
+  for (const auto& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == pid && e["tid"] == tid && e["cat"] == "key") ++found;
+  CHECK(found == 2);
+}
+
 TEST_CASE("spans that overlap on one lane move to an extra track") {
   auto rec = small_run();
   rec.jobs[0].partitions[1].spans.lane = 0;  // now lanes 0's partitions overlap (5..15, 13..23)

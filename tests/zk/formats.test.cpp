@@ -710,17 +710,23 @@ TEST_CASE("JSON readers name the file and the field") {
 namespace {
 
 /// log2 of the synthetic key's domain: PROOFLINE_TEST_ZKEY_LOG (e.g. 20 for
-/// a realistic size, with timings printed), else 13: 8192 points, enough for
-/// the point checks of one section to split over two threads.
+/// a realistic size, with timings printed), else 15: 32768 points, enough
+/// for the point checks of one section to split over two jobs.
 unsigned synthetic_log() {
   if (const char* s = std::getenv("PROOFLINE_TEST_ZKEY_LOG"))
     return static_cast<unsigned>(std::atoi(s));
-  return 13;
+  return 15;
 }
 
+/// Coefficient entries the synthetic key holds at least: several of the
+/// loader's chunks (2^14 entries), so A's and B's of many chunks are placed.
+constexpr std::size_t synthetic_coefs = 3 * (std::size_t(1) << 14) + 5;
+
 /// Writes a key with domain and nVars 2^log built from a fixture key: its
-/// header, IC and coefficients, with sections 5-9 filled by cycling the
-/// fixture's H points (G1) and B2 points (G2), all valid. Returns nVars.
+/// header and IC, its coefficients repeated to at least synthetic_coefs
+/// (blocks of A's and B's in turn, as the fixture has them), and sections 5-9
+/// filled by cycling the fixture's H points (G1) and B2 points (G2), all
+/// valid. Returns nVars.
 uint32_t write_synthetic_key(const std::string& fixture_dir, const std::string& out, unsigned log) {
   raw_file f = raw_file::parse(read_bytes(fixture(fixture_dir, "circuit.zkey")));
   const auto info = formats::read_zkey_info(fixture(fixture_dir, "circuit.zkey"));
@@ -742,6 +748,13 @@ uint32_t write_synthetic_key(const std::string& fixture_dir, const std::string& 
   f.section(7).bytes = cycle(g2_src, std::size_t(n) * g2);
   f.section(8).bytes = cycle(g1_src, std::size_t(n - info.n_public - 1) * g1);
   f.section(9).bytes = cycle(g1_src, std::size_t(n) * g1);
+  auto& coefs = f.section(4).bytes;
+  const std::size_t entry = 12 + info.n8r;
+  const std::vector<unsigned char> one(coefs.begin() + 4, coefs.end());
+  const std::size_t copies = (synthetic_coefs + info.n_coefs - 1) / info.n_coefs;
+  coefs.resize(4);
+  for (std::size_t k = 0; k < copies; ++k) coefs.insert(coefs.end(), one.begin(), one.end());
+  put<uint32_t>(coefs, 0, static_cast<uint32_t>((coefs.size() - 4) / entry));
   write_bytes(out, f.bytes());
   return n;
 }
@@ -780,6 +793,22 @@ void check_synthetic_key(const std::string& fixture_dir) {
   CHECK(km.points_h == k1.points_h);
   CHECK(km.points_b2 == k1.points_b2);
   CHECK(km.points_c == k1.points_c);
+  // The coefficients are the fixture's, repeated, in file order.
+  const std::size_t copies = km.info.n_coefs / ks.info.n_coefs;
+  REQUIRE(km.info.n_coefs >= synthetic_coefs);
+  REQUIRE(km.coefs_a.size() == copies * ks.coefs_a.size());
+  REQUIRE(km.coefs_b.size() == copies * ks.coefs_b.size());
+  auto same = [](const auto& x, const auto& y) {
+    return x.constraint == y.constraint && x.signal == y.signal && x.value == y.value;
+  };
+  bool all_same = true;
+  for (std::size_t i = 0; i < km.coefs_a.size(); ++i)
+    all_same = all_same && same(km.coefs_a[i], ks.coefs_a[i % ks.coefs_a.size()]);
+  for (std::size_t i = 0; i < km.coefs_b.size(); ++i)
+    all_same = all_same && same(km.coefs_b[i], ks.coefs_b[i % ks.coefs_b.size()]);
+  CHECK(all_same);
+  CHECK(std::memcmp(k1.coefs_b.data(), km.coefs_b.data(),
+                    km.coefs_b.size() * sizeof(km.coefs_b[0])) == 0);
 
   // Two bad points in different threads' chunks: the first one is reported,
   // whichever thread finds its point first.
@@ -798,6 +827,45 @@ void check_synthetic_key(const std::string& fixture_dir) {
                {"point " + std::to_string(early) + " of section 9 (H points)"});
   expect_error([&] { formats::load_zkey(path, 1); }, path,
                {"point " + std::to_string(early) + " of section 9 (H points)"});
+
+  // A bad coefficient in a late chunk is reported with its index, before
+  // any bad point (the coefficients are checked first).
+  const std::size_t entry = 12 + C::fr_bytes, bad_coef = km.info.n_coefs - 3;
+  put<uint32_t>(b, layout.offset_of(4) + 4 + bad_coef * entry, 7);  // matrix 7
+  write_bytes(path, b);
+  expect_error([&] { formats::load_zkey(path, 4); }, path,
+               {"coefficient " + std::to_string(bad_coef) +
+                " of section 4 (coefficients): matrix 7, expected 0 (A) or 1 (B)"});
+}
+
+/// Writes a witness of `count` values for the scalar field of C: value i is
+/// i + 1, except that values at `bad` are the prime itself (not below it).
+template <class C>
+void write_witness(const std::string& path, uint32_t count, const std::vector<uint32_t>& bad) {
+  const uint32_t n8 = C::fr_bytes;
+  std::vector<unsigned char> b(12);
+  std::memcpy(b.data(), "wtns", 4);
+  put<uint32_t>(b, 4, 2);
+  put<uint32_t>(b, 8, 2);
+  auto section = [&](uint32_t id, uint64_t size) {
+    std::size_t at = b.size();
+    b.resize(at + 12);
+    put<uint32_t>(b, at, id);
+    put<uint64_t>(b, at + 4, size);
+  };
+  section(1, 8 + n8);
+  std::size_t at = b.size();
+  b.resize(at + 8 + n8);
+  put<uint32_t>(b, at, n8);
+  const auto r = C::fr::modulus();
+  std::memcpy(b.data() + at + 4, r.l, n8);
+  put<uint32_t>(b, at + 4 + n8, count);
+  section(2, uint64_t(count) * n8);
+  at = b.size();
+  b.resize(at + std::size_t(count) * n8, 0);
+  for (uint32_t i = 0; i < count; ++i) put<uint64_t>(b, at + std::size_t(i) * n8, i + 1);
+  for (uint32_t i : bad) std::memcpy(b.data() + at + std::size_t(i) * n8, r.l, n8);
+  write_bytes(path, b);
 }
 
 }  // namespace
@@ -805,6 +873,27 @@ void check_synthetic_key(const std::string& fixture_dir) {
 TEST_CASE("a large key loads on several threads and reports its first bad point") {
   SUBCASE("BN254") { check_synthetic_key<bn254>("bn254/small"); }
   SUBCASE("BLS12-381") { check_synthetic_key<bls12_381>("bls12_381/small"); }
+}
+
+TEST_CASE("a large witness reads on several threads and reports its first bad value") {
+  temp_dir tmp;
+  const std::string key_path = tmp.file("synthetic.zkey");
+  const uint32_t n = write_synthetic_key("bn254/small", key_path, synthetic_log());
+  const auto key = formats::load_zkey(key_path);
+  const std::string w = tmp.file("big.wtns");
+  write_witness<bn254>(w, n, {});
+  std::vector<bn254::scalar> many(n), one(n);
+  formats::read_witness<bn254>(w, *key, many.data(), 4);
+  formats::read_witness<bn254>(w, *key, one.data(), 1);
+  CHECK(std::memcmp(many.data(), one.data(), n * sizeof(bn254::scalar)) == 0);
+  CHECK(many[n - 1].l[0] == n);
+  // Bad values in two chunks: the earlier one is named, on any thread count.
+  const uint32_t early = n / 4, late = n - 2;
+  write_witness<bn254>(w, n, {early, late});
+  for (unsigned threads : {1u, 4u})
+    expect_error([&] { formats::read_witness<bn254>(w, *key, many.data(), threads); }, w,
+                 {"witness value " + std::to_string(early) +
+                  " is not below the BN254 scalar field prime"});
 }
 
 TEST_CASE("a FIFO or a device named as zkey or witness is refused at once") {

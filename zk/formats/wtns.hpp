@@ -26,9 +26,13 @@ wtns_info read_wtns_info(const std::string& path);
 /// Reads a witness for `key` into out[0 .. key.info.n_vars), standard form.
 /// Checks the prime equals the key's scalar field, the count equals n_vars
 /// ("w3.wtns: 1520 witness values, circuit.zkey expects 1521") and every
-/// value is below the prime. Throws format_error naming the file.
+/// value is below the prime. A large witness is read and checked in chunks
+/// on up to `threads` threads (positioned reads straight into `out`, so the
+/// pages of `out` are first written by those threads too); the first bad
+/// value in file order is the one reported. Throws format_error naming the
+/// file.
 template <class C>
 void read_witness(const std::string& path, const groth16::proving_key_base& key,
-                  typename C::scalar* out);
+                  typename C::scalar* out, unsigned threads = 1);
 
 }  // namespace proofline::zk::formats

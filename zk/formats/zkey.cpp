@@ -5,7 +5,8 @@
 // affine<G> on a little-endian host: x then y, limbs little-endian, Montgomery
 // form with R = 2^(8 n8q) = 2^(64 N)); the coefficients and the points of
 // every section are read in chunks by one pool of threads (positioned reads,
-// no shared file offset), each job checking what it read.
+// no shared file offset) straight to their final place, each job checking
+// what it read.
 #include "zk/formats/zkey.hpp"
 
 #include <algorithm>
@@ -68,8 +69,9 @@ const char* protocol_name(uint32_t p) {
 
 /// A coefficient entry: matrix, constraint, signal (u32 each), then the value.
 constexpr uint64_t coef_prefix_bytes = 12;
-/// Coefficient entries parsed per read: 2^16 entries, about 3 MiB for n8r = 32.
-constexpr uint64_t coefs_per_read = uint64_t(1) << 16;
+/// Coefficient entries parsed per read: 2^14 entries, 704 KiB for n8r = 32,
+/// so a read is parsed while it is still in the core's cache.
+constexpr uint64_t coefs_per_read = uint64_t(1) << 14;
 /// Below this many points per thread, starting a thread costs more than it saves.
 constexpr std::size_t min_points_per_thread = 4096;
 /// Largest n8q / n8r accepted before the primes are compared (real keys use
@@ -235,9 +237,10 @@ constexpr const char* group_name() {
 
 // ---- parallel reading ------------------------------------------------------
 
-/// Points read and checked by one job: 2^16 points (4 MiB of BN254 G1), so
-/// the jobs of all sections spread evenly over the threads.
-constexpr std::size_t points_per_job = std::size_t(1) << 16;
+/// Points read and checked by one job: 2^14 points (1 MiB of BN254 G1), so a
+/// job checks what it read while it is still in the core's cache, and the
+/// jobs of all sections spread evenly over the threads.
+constexpr std::size_t points_per_job = std::size_t(1) << 14;
 
 /// Adds jobs that read points [0, count) of section `id` into `out` (already
 /// `count` long) and check them, one chunk each; a job throws the message of
@@ -245,7 +248,8 @@ constexpr std::size_t points_per_job = std::size_t(1) << 16;
 /// first bad point of the section.
 template <class C, class A>
 void add_point_jobs(std::vector<std::function<void()>>& jobs, const input_file& f,
-                    const section& s, uint32_t id, std::size_t count, std::vector<A>& out) {
+                    const section& s, uint32_t id, std::size_t count,
+                    groth16::key_vector<A>& out) {
   static_assert(std::is_trivially_copyable_v<A>);
   for (std::size_t b = 0; b < count; b += points_per_job) {
     const std::size_t e = std::min(count, b + points_per_job);
@@ -259,24 +263,19 @@ void add_point_jobs(std::vector<std::function<void()>>& jobs, const input_file& 
   }
 }
 
-/// The coefficients of one chunk of section 4, parsed into A's and B's in
-/// file order.
-template <class C>
-struct coef_chunk {
-  std::vector<groth16::coef<C>> a, b;
-};
-
-/// Reads and checks coefficients [first, first + n) into `out`; throws the
-/// message of the first bad one.
-template <class C>
-void read_coef_chunk(const input_file& f, const section& s, const key_info& info, uint64_t first,
-                     uint64_t n, coef_chunk<C>& out) {
+/// Reads coefficients [first, first + n) of section 4 into this thread's
+/// scratch buffer, checks each, and calls sink(matrix, coef) for each in
+/// file order; throws the message of the first bad one.
+template <class C, class Sink>
+void parse_coefs(const input_file& f, const section& s, const key_info& info, uint64_t first,
+                 uint64_t n, Sink&& sink) {
   using fr = typename C::fr;
   static_assert(sizeof(fr) == C::fr_bytes);
   const uint64_t entry = coef_prefix_bytes + C::fr_bytes;
   const auto r = fr::modulus();
-  std::vector<unsigned char> buf(n * entry);
-  f.read(s.offset + 4 + first * entry, buf.data(), buf.size());
+  thread_local std::vector<unsigned char> buf;
+  buf.resize(n * entry);
+  f.read(s.offset + 4 + first * entry, buf.data(), n * entry);
   for (uint64_t i = 0; i < n; ++i) {
     const unsigned char* p = buf.data() + i * entry;
     uint32_t matrix;
@@ -299,34 +298,60 @@ void read_coef_chunk(const input_file& f, const section& s, const key_info& info
     if (!(c.value.montgomery_limbs() < r))
       f.fail(where() + "value is not below the " + detail::display_name(C::id) +
              " scalar field prime");
-    (matrix == 0 ? out.a : out.b).push_back(c);
+    sink(matrix, c);
   }
 }
 
-/// Concatenates the chunks' A and B coefficients into the key, in file
-/// order, copying chunks on up to `threads` threads.
+/// The coefficient chunks of section 4: chunk j holds coefficients
+/// [j * coefs_per_read, ...). Reading them takes two passes over the section
+/// (it is in the page cache after the first): the first checks every entry and
+/// counts each chunk's A's, so the second writes every chunk straight to its
+/// final place in coefs_a and coefs_b, on any thread, with no copy between.
+struct coef_plan {
+  uint64_t chunks = 0;
+  std::vector<uint64_t> a_before;  ///< A's in chunks [0, j); a_before[chunks] = all A's
+};
+
 template <class C>
-void join_coefs(std::vector<coef_chunk<C>>& chunks, groth16::proving_key<C>& key,
-                unsigned threads) {
-  std::size_t na = 0, nb = 0;
-  for (const auto& c : chunks) {
-    na += c.a.size();
-    nb += c.b.size();
-  }
-  key.coefs_a.resize(na);
-  key.coefs_b.resize(nb);
+std::vector<std::function<void()>> count_coef_jobs(const input_file& f, const section& s,
+                                                   const key_info& info, coef_plan& plan) {
+  plan.chunks = (info.n_coefs + coefs_per_read - 1) / coefs_per_read;
+  plan.a_before.assign(plan.chunks + 1, 0);
   std::vector<std::function<void()>> jobs;
-  std::size_t at_a = 0, at_b = 0;
-  for (auto& c : chunks) {
-    jobs.push_back([&c, &key, at_a, at_b] {
-      std::copy(c.a.begin(), c.a.end(), key.coefs_a.begin() + at_a);
-      std::copy(c.b.begin(), c.b.end(), key.coefs_b.begin() + at_b);
-      c = {};
+  for (uint64_t j = 0; j < plan.chunks; ++j) {
+    const uint64_t first = j * coefs_per_read;
+    const uint64_t n = std::min<uint64_t>(coefs_per_read, info.n_coefs - first);
+    jobs.push_back([&f, &s, &info, &plan, j, first, n] {
+      uint64_t a = 0;
+      parse_coefs<C>(f, s, info, first, n, [&](uint32_t matrix, const groth16::coef<C>&) {
+        a += matrix == 0;
+      });
+      plan.a_before[j + 1] = a;  // made a running sum once every chunk is counted
     });
-    at_a += c.a.size();
-    at_b += c.b.size();
   }
-  zk::run_jobs(jobs, threads);
+  return jobs;
+}
+
+template <class C>
+std::vector<std::function<void()>> place_coef_jobs(const input_file& f, const section& s,
+                                                   const key_info& info, const coef_plan& plan,
+                                                   groth16::proving_key<C>& key) {
+  std::vector<std::function<void()>> jobs;
+  for (uint64_t j = 0; j < plan.chunks; ++j) {
+    const uint64_t first = j * coefs_per_read;
+    const uint64_t n = std::min<uint64_t>(coefs_per_read, info.n_coefs - first);
+    jobs.push_back([&f, &s, &info, &plan, &key, j, first, n] {
+      const uint64_t a_end = plan.a_before[j + 1], b_end = first + n - a_end;
+      uint64_t a = plan.a_before[j], b = first - a;
+      parse_coefs<C>(f, s, info, first, n, [&](uint32_t matrix, const groth16::coef<C>& c) {
+        // The file changed between the passes if a chunk's split moved.
+        if (matrix == 0 ? a == a_end : b == b_end)
+          f.fail(section_label(sec_coefs) + " changed while it was being read");
+        (matrix == 0 ? key.coefs_a[a++] : key.coefs_b[b++]) = c;
+      });
+    });
+  }
+  return jobs;
 }
 
 template <class C>
@@ -356,44 +381,40 @@ groth16::key_ptr load_typed(const input_file& f, const zkey_layout& L, unsigned 
   header_point(key->delta1, "delta1");
   header_point(key->delta2, "delta2");
 
-  // Sizing a point vector value-initialises it, which first-touches every
-  // page: on one thread that was two thirds of loading a 2^20 key. The five
-  // vectors are sized at once, while the coefficients are parsed in chunks;
-  // then the chunks of every point section are read and checked by one pool
-  // of threads, with no barrier between sections. Jobs run in file order of
-  // checks (coefficients, then sections 3, 5, 6, 7, 8, 9), and the earliest
-  // job that fails names the error, so messages are those of a sequential read.
+  // The key's arrays are sized without being written (key_vector), so every
+  // page is first touched by the thread that reads the file into it, in
+  // parallel. Pass 1 checks the coefficients and counts each chunk's A's;
+  // pass 2 reads the point sections and places the coefficients, all in one
+  // set of jobs with no barrier between sections. Within a pass jobs are
+  // listed in file order (coefficients, then sections 3, 5, 6, 7, 8, 9) and
+  // the earliest job that fails names the error, so messages are those of a
+  // sequential read.
   const key_info& info = L.info;
-  const uint64_t coef_jobs = (info.n_coefs + coefs_per_read - 1) / coefs_per_read;
-  std::vector<coef_chunk<C>> coefs(coef_jobs);
-  std::vector<std::function<void()>> first;
-  for (uint64_t j = 0; j < coef_jobs; ++j) {
-    const uint64_t begin = j * coefs_per_read;
-    const uint64_t n = std::min<uint64_t>(coefs_per_read, info.n_coefs - begin);
-    first.push_back(
-        [&, j, begin, n] { read_coef_chunk<C>(f, L.sec[sec_coefs], info, begin, n, coefs[j]); });
-  }
-  first.push_back([&] { key->points_a.resize(info.n_vars); });
-  first.push_back([&] { key->points_b1.resize(info.n_vars); });
-  first.push_back([&] { key->points_b2.resize(info.n_vars); });
-  first.push_back([&] { key->points_c.resize(info.n_private()); });
-  first.push_back([&] { key->points_h.resize(info.domain_size); });
-  first.push_back([&] { key->ic.resize(info.n_public + std::size_t(1)); });
+  key->points_a.resize(info.n_vars);
+  key->points_b1.resize(info.n_vars);
+  key->points_b2.resize(info.n_vars);
+  key->points_c.resize(info.n_private());
+  key->points_h.resize(info.domain_size);
+  key->ic.resize(info.n_public + std::size_t(1));
   // Small keys do it all on this thread.
   const auto pool = static_cast<unsigned>(std::min<std::size_t>(
       threads, std::max<std::size_t>(1, info.domain_size / min_points_per_thread)));
-  zk::run_jobs(first, pool);
 
-  std::vector<std::function<void()>> points;
-  add_point_jobs<C>(points, f, L.sec[sec_ic], sec_ic, key->ic.size(), key->ic);
-  add_point_jobs<C>(points, f, L.sec[sec_a], sec_a, info.n_vars, key->points_a);
-  add_point_jobs<C>(points, f, L.sec[sec_b1], sec_b1, info.n_vars, key->points_b1);
-  add_point_jobs<C>(points, f, L.sec[sec_b2], sec_b2, info.n_vars, key->points_b2);
-  add_point_jobs<C>(points, f, L.sec[sec_c], sec_c, info.n_private(), key->points_c);
-  add_point_jobs<C>(points, f, L.sec[sec_h], sec_h, info.domain_size, key->points_h);
-  // The coefficients are joined while the points are read.
-  points.insert(points.begin(), [&] { join_coefs<C>(coefs, *key, 1); });
-  zk::run_jobs(points, pool);
+  coef_plan plan;
+  zk::run_jobs(count_coef_jobs<C>(f, L.sec[sec_coefs], info, plan), pool);
+  for (uint64_t j = 0; j < plan.chunks; ++j) plan.a_before[j + 1] += plan.a_before[j];
+  key->coefs_a.resize(plan.a_before[plan.chunks]);
+  key->coefs_b.resize(info.n_coefs - plan.a_before[plan.chunks]);
+
+  std::vector<std::function<void()>> jobs =
+      place_coef_jobs<C>(f, L.sec[sec_coefs], info, plan, *key);
+  add_point_jobs<C>(jobs, f, L.sec[sec_ic], sec_ic, key->ic.size(), key->ic);
+  add_point_jobs<C>(jobs, f, L.sec[sec_a], sec_a, info.n_vars, key->points_a);
+  add_point_jobs<C>(jobs, f, L.sec[sec_b1], sec_b1, info.n_vars, key->points_b1);
+  add_point_jobs<C>(jobs, f, L.sec[sec_b2], sec_b2, info.n_vars, key->points_b2);
+  add_point_jobs<C>(jobs, f, L.sec[sec_c], sec_c, info.n_private(), key->points_c);
+  add_point_jobs<C>(jobs, f, L.sec[sec_h], sec_h, info.domain_size, key->points_h);
+  zk::run_jobs(jobs, pool);
   return key;
 }
 

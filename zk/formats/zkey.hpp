@@ -7,10 +7,10 @@
 // 5 (A), 6 (B1), 7 (B2), 8 (C), 9 (H), 10 (contributions, ignored). Points are
 // affine, little-endian, Montgomery form; infinity is all zero bytes.
 //
-// Cost, measured on the GPU host (16 cores) with synthetic keys of domain and
-// nVars 2^k: BN254 2^20 (384 MiB) loads in 0.16 s, BLS12-381 2^20 (576 MiB) in
-// 0.32 s, BN254 2^22 (1.5 GiB) in 0.63 s; on one thread 1.0 s, 2.0 s, 3.6 s.
-// The fixtures (2^9 to 2^12) load in under 5 ms.
+// Cost: the file is read once for the points and twice for the coefficient
+// section (the second time from the page cache), on every thread given, each
+// byte written once to its final place; `proofline bench key-read` measures
+// it (figures in docs/BENCHMARKS.md).
 #pragma once
 
 #include <string>

@@ -51,7 +51,7 @@ void accumulate(const coef<C>* coefs, std::size_t count, const key_info& info,
 /// chunks' constraint ranges are disjoint no two threads write one row, and
 /// each chunk is accumulated on its own thread. Otherwise one thread does it.
 template <class C>
-void accumulate_parallel(const std::vector<coef<C>>& coefs, const key_info& info,
+void accumulate_parallel(const key_vector<coef<C>>& coefs, const key_info& info,
                          const typename C::scalar* witness, typename C::fr* out,
                          const char* matrix, unsigned threads, std::size_t min_per_thread) {
   const std::size_t count = coefs.size();

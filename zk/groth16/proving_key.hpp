@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "zk/curves.hpp"
@@ -29,6 +31,37 @@ struct key_info {
   /// Private inputs: the C section covers w[n_public + 1 ..].
   uint32_t n_private() const { return n_vars - n_public - 1; }
 };
+
+/// The allocator of a key's large arrays: like std::allocator, except that
+/// an element made without arguments is default-initialised, so resize(n) of
+/// a trivial type (points, coefficients) writes nothing. A loader sizes the
+/// arrays at once and fills them from the file on many threads; the first
+/// write to each page then happens in those threads, in parallel, instead of
+/// one thread zeroing the whole array before it is overwritten.
+template <class T>
+struct uninit_allocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = uninit_allocator<U>;
+  };
+  uninit_allocator() = default;
+  template <class U>
+  uninit_allocator(const uninit_allocator<U>&) noexcept {}
+
+  template <class U>
+  void construct(U* p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+
+/// A key's large array: a std::vector whose resize leaves new points and
+/// coefficients uninitialised (see uninit_allocator).
+template <class T>
+using key_vector = std::vector<T, uninit_allocator<T>>;
 
 /// One nonzero entry of A or B: row (constraint), column (signal), value.
 /// `value` holds the zkey's raw limbs c * R^2 mod r; one Montgomery product
@@ -57,13 +90,13 @@ struct proving_key final : proving_key_base {
 
   g1 alpha1, beta1, delta1;
   g2 beta2, gamma2, delta2;
-  std::vector<g1> ic;         ///< n_public + 1 (verification key; kept for completeness)
-  std::vector<coef<C>> coefs_a, coefs_b;
-  std::vector<g1> points_a;   ///< n_vars
-  std::vector<g1> points_b1;  ///< n_vars
-  std::vector<g2> points_b2;  ///< n_vars
-  std::vector<g1> points_c;   ///< n_private
-  std::vector<g1> points_h;   ///< domain_size
+  key_vector<g1> ic;         ///< n_public + 1 (verification key; kept for completeness)
+  key_vector<coef<C>> coefs_a, coefs_b;
+  key_vector<g1> points_a;   ///< n_vars
+  key_vector<g1> points_b1;  ///< n_vars
+  key_vector<g2> points_b2;  ///< n_vars
+  key_vector<g1> points_c;   ///< n_private
+  key_vector<g1> points_h;   ///< domain_size
 
   /// Host bytes the key occupies (points and coefficients).
   uint64_t bytes() const {

@@ -132,7 +132,7 @@ struct kept_row {
 template <class C>
 class row_walker {
  public:
-  row_walker(const std::vector<coef<C>>& coefs, std::size_t n, lc_allocations* counts,
+  row_walker(const key_vector<coef<C>>& coefs, std::size_t n, lc_allocations* counts,
              const char* matrix)
       : coefs_(coefs),
         matrix_(matrix),
@@ -168,7 +168,7 @@ class row_walker {
   }
 
  private:
-  const std::vector<coef<C>>& coefs_;
+  const key_vector<coef<C>>& coefs_;
   const char* matrix_;
   bool sorted_ = true;
   counted_vector<uint32_t> order_;
@@ -223,7 +223,7 @@ lc_allocations lc_predict(const proving_key<C>& key, uint32_t keep_every) {
     bytes += lc_growth_elements(k) * elem;
     if (steps) out.largest = std::max(out.largest, (uint64_t(4) << (steps - 1)) * elem);
   };
-  auto matrix = [&](const std::vector<coef<C>>& coefs, uint8_t bit) {
+  auto matrix = [&](const key_vector<coef<C>>& coefs, uint8_t bit) {
     std::vector<uint32_t> in(n, 0), ax(n, 0);
     bool sorted = true;
     for (std::size_t i = 0; i < coefs.size(); ++i) {

@@ -20,7 +20,7 @@ struct verifying_key {
 /// The verification key inside a proving key (a copy of n_public + 5 points).
 template <class C>
 verifying_key<C> verifying_key_of(const proving_key<C>& pk) {
-  return {pk.info.n_public, pk.alpha1, pk.beta2, pk.gamma2, pk.delta2, pk.ic};
+  return {pk.info.n_public, pk.alpha1, pk.beta2, pk.gamma2, pk.delta2, {pk.ic.begin(), pk.ic.end()}};
 }
 
 }  // namespace proofline::zk::groth16
