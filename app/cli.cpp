@@ -367,7 +367,9 @@ void add_runtime_options(CLI::App& app, runtime_options& o) {
                  "ready, or in a GPU worker's look-ahead). Default: two per GPU "
                  "worker, widening by one each time a GPU worker runs dry, up to "
                  "synthesizers + GPU workers; the few partitions in synthesis share the idle "
-                 "synthesizers' threads, so the first proofs start sooner. A smaller number "
+                 "synthesizers' threads, so the first proofs start sooner (with "
+                 "--synthesis-model lc, which synthesizes on one thread: synthesizers + GPU "
+                 "workers from the start). A smaller number "
                  "holds memory and lets a later high-priority job overtake sooner, at the cost "
                  "of GPU idle time when synthesis is slower than proving.")
       ->check(CLI::Range(1u, 1024u));
