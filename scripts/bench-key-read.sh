@@ -45,23 +45,17 @@ runs=${RUNS:-3}
 work=${WORK:-/tmp/proofline-bench-key-read}
 out=${OUT:-$PWD/bench-key-read-out}
 
-if [ -n "$bundle" ]; then
-  proofline=$bundle/bin/proofline
-  [ -d "$bundle/lib" ] && export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-else
-  proofline=${PROOFLINE:-$root/build/proofline}
-fi
-[ -x "$proofline" ] || { echo "bench-key-read.sh: no proofline binary at $proofline" >&2; exit 2; }
+# shellcheck source=lib/bench.sh
+source "$root/scripts/lib/bench.sh"
+bench_proofline bench-key-read.sh "$bundle"
 rm -rf "$work"
 mkdir -p "$work/logs" "$out"
 summary=$out/summary.txt
 : >"$summary"
 say() { echo "$*" | tee -a "$summary"; }
 
+bench_header bench-key-read.sh "${bundle:-$root/build}" "$summary"
 say "proofline: $proofline"
-say "host: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //')"
-say "gpu: $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>/dev/null | head -1)"
-[ -f "${bundle:-/nonexistent}/build-info.txt" ] && sed 's/^/build: /' "$bundle/build-info.txt" | tee -a "$summary"
 say ""
 
 status=0

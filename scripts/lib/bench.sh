@@ -1,5 +1,6 @@
-# Shared by the backlog benchmarks that run on the GPU host
-# (bench-utilization.sh, bench-multigpu.sh, bench-fragmentation.sh). Source it.
+# Shared by the benchmarks that run on the GPU host (bench-utilization.sh,
+# bench-multigpu.sh, bench-fragmentation.sh, bench-key-read.sh,
+# bench-setup-gpu.sh). Source it.
 
 # bench_header NAME CARRY SUMMARY [EXTRA]: the run's first lines, on stdout
 # and appended to SUMMARY: name and UTC date, the bundle's build-info.txt,
@@ -38,4 +39,19 @@ bench_bundle() {
   cp "$work/summary.txt" "$out/summary.txt"
   cp "$work"/reports/*.json "$out/" 2>/dev/null
   return 0
+}
+
+# bench_proofline NAME [BUNDLE]: sets `proofline` to BUNDLE/bin/proofline (and
+# puts BUNDLE/lib on LD_LIBRARY_PATH), or without BUNDLE to $PROOFLINE or the
+# build/ tree's binary; exits 2, naming NAME, when there is no such binary.
+bench_proofline() {
+  local name=$1 bundle=${2:-} root
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  if [ -n "$bundle" ]; then
+    proofline=$bundle/bin/proofline
+    [ -d "$bundle/lib" ] && export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  else
+    proofline=${PROOFLINE:-$root/build/proofline}
+  fi
+  [ -x "$proofline" ] || { echo "$name: no proofline binary at $proofline" >&2; exit 2; }
 }
