@@ -41,8 +41,8 @@ const char* const run_footer = R"(JOB FILE (JSON):
      "out": "out/b", "priority": "high"}
   ]}
   Each job needs "id" (unique), "zkey", "out" (unique) and exactly one of
-  "witness" (one proof) or "witnesses" (one proof per partition, proved in
-  order); "priority" is optional: low, normal (default), high, critical. Other
+  "witness" (one proof) or "witnesses" (one proof per partition,
+  proof_<i>.json for the i-th); "priority" is optional: low, normal (default), high, critical. Other
   keys are errors. Relative paths resolve against the job file's directory;
   relative "out" paths against --out-root when it is given. A file that is not
   valid JSON or breaks these rules is rejected before anything runs (exit 2),

@@ -81,8 +81,8 @@ struct partition_ref {
   uint32_t index = 0;
   partition_spans spans;
   /// Grant number (1, 2, ...) in the order the memory manager granted
-  /// memory; 0 before the grant. The scheduler hands partitions out only once
-  /// every earlier ticket is ready or skipped, so they are proved in order.
+  /// memory; 0 before the grant. The scheduler hands partitions out in
+  /// ticket order, with one exception for idle workers (actors/scheduler.hpp: Order).
   uint64_t ticket = 0;
   placement where;  ///< any primary backend unless this is a retry
 

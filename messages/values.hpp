@@ -105,7 +105,7 @@ struct file_error {
 struct job_spec {
   std::string id;                      ///< unique name, for reports
   std::string zkey;                    ///< proving key path
-  std::vector<std::string> witnesses;  ///< one per partition, proved in order
+  std::vector<std::string> witnesses;  ///< one per partition: proof_<i>.json proves witnesses[i]
   bool single = true;                  ///< "witness": writes proof.json, else proof_<i>.json
   std::string out;                     ///< output directory
   priority prio = priority::normal;

@@ -345,11 +345,13 @@ void tiled_passes(const Exec& ex, F* x, const F* tw, unsigned log_n) {
 /// "fused:t11:c1:r2:b256"; parse_kernel, describe).
 struct kernel {
   enum kind_t : uint8_t { registers, tiled, fused };
-  kind_t kind = tiled;
-  unsigned tile_log = 11;  ///< fused: log2 elements a tile holds
+  // The default, fused:t10:c1:r2:b128, was the fastest shape of the sweep in
+  // docs/BENCHMARKS.md ("NTT kernels, fused passes") at every size.
+  kind_t kind = fused;
+  unsigned tile_log = 10;  ///< fused: log2 elements a tile holds
   unsigned cols = 1;       ///< fused: log2 adjacent elements per tile row (coalesced loads)
   unsigned radix = 2;      ///< fused: stages per register step, 1..3
-  unsigned threads = 0;    ///< fused: threads per block (0: 128 for radix 3, else 256)
+  unsigned threads = 128;  ///< fused: threads per block (0: 128 for radix 3, else 256)
 };
 
 /// The largest tile the fused passes take (2^12 elements, 128 KiB for
@@ -405,7 +407,7 @@ inline kernel parse_kernel(const std::string& spec) {
 }
 
 /// The kernel transforms use unless told otherwise: PROOFLINE_NTT_KERNEL
-/// when set (parse_kernel's spelling), else tiled. Read once; a bad value
+/// when set (parse_kernel's spelling), else kernel{} (fused:t10:c1:r2:b128). Read once; a bad value
 /// throws std::invalid_argument at every use, naming the variable.
 inline const kernel& default_kernel() {
   struct choice {

@@ -114,9 +114,8 @@ def check_result(args):
                    f"{where}: finalizing starts at {s['finalize'][0]} before proving ends at {s['prove'][1]}")
             expect(total[0] <= s["synthesize"][0] and s["finalize"][1] <= total[1],
                    f"{where}: spans {s} fall outside the job's total span {total}")
-        # Partitions are proved in order (a retried one is proved again later).
-        starts = [partition_spans(path, p)["prove"][0] for p in parts if not p.get("retries")]
-        expect(starts == sorted(starts), f"{path}: partitions proved out of order (prove starts {starts})")
+        # Partitions of one job may be proved in any order: an idle GPU worker
+        # takes the one whose synthesis finished first (actors/scheduler.hpp).
     else:
         err = res.get("error")
         expect(isinstance(err, dict), f"{path}: error is {err!r}, expected an object")
