@@ -47,16 +47,7 @@ out=${OUT:-$PWD/bench-key-read-out}
 
 # shellcheck source=lib/bench.sh
 source "$root/scripts/lib/bench.sh"
-bench_proofline bench-key-read.sh "$bundle"
-rm -rf "$work"
-mkdir -p "$work/logs" "$out"
-summary=$out/summary.txt
-: >"$summary"
-say() { echo "$*" | tee -a "$summary"; }
-
-bench_header bench-key-read.sh "${bundle:-$root/build}" "$summary"
-say "proofline: $proofline"
-say ""
+bench_begin bench-key-read.sh "$bundle" "$work" "$out"
 
 status=0
 keys=()

@@ -45,16 +45,7 @@ out=${OUT:-$PWD/bench-setup-gpu-out}
 
 # shellcheck source=lib/bench.sh
 source "$root/scripts/lib/bench.sh"
-bench_proofline bench-setup-gpu.sh "$bundle"
-rm -rf "$work"
-mkdir -p "$work/logs" "$out"
-summary=$out/summary.txt
-: >"$summary"
-say() { echo "$*" | tee -a "$summary"; }
-
-bench_header bench-setup-gpu.sh "${bundle:-$root/build}" "$summary"
-say "proofline: $proofline"
-say ""
+bench_begin bench-setup-gpu.sh "$bundle" "$work" "$out"
 
 status=0
 rows=()

@@ -55,3 +55,21 @@ bench_proofline() {
   fi
   [ -x "$proofline" ] || { echo "$name: no proofline binary at $proofline" >&2; exit 2; }
 }
+
+# bench_begin NAME BUNDLE WORK OUT: bench_proofline, then an empty WORK (with
+# WORK/logs), OUT, and OUT/summary.txt (set as `summary`) started with
+# bench_header and the binary's path; `say` writes a line to stdout and the
+# summary.
+bench_begin() {
+  local name=$1 bundle=$2 work=$3 out=$4 root
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  bench_proofline "$name" "$bundle"
+  rm -rf "$work"
+  mkdir -p "$work/logs" "$out"
+  summary=$out/summary.txt
+  : > "$summary"
+  bench_header "$name" "${bundle:-$root/build}" "$summary"
+  say "proofline: $proofline"
+  say ""
+}
+say() { echo "$*" | tee -a "$summary"; }
