@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "app/cli.hpp"
-#include "app/net_common.hpp"
+#include "net/net_common.hpp"
 
 namespace proofline::app {
 

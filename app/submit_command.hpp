@@ -9,7 +9,7 @@
 #include <string>
 
 #include "app/cli.hpp"
-#include "app/net_client.hpp"
+#include "net/net_client.hpp"
 
 namespace proofline::app {
 

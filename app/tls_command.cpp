@@ -7,8 +7,8 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli.hpp"
-#include "app/net_common.hpp"
-#include "app/tls_credentials.hpp"
+#include "net/net_common.hpp"
+#include "net/tls_credentials.hpp"
 
 namespace proofline::app {
 

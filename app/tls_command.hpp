@@ -1,5 +1,5 @@
 // `proofline tls init|issue`: creates the TLS credentials that every link
-// of serve, its nodes and its clients uses (app/tls_credentials.hpp).
+// of serve, its nodes and its clients uses (net/tls_credentials.hpp).
 #pragma once
 
 namespace proofline::app {

@@ -21,7 +21,8 @@ declare -A allowed=(
   [jobs]="messages gpu zk memory base"
   [observe]="actors messages gpu zk memory base"
   [bench]="observe jobs actors messages gpu zk memory base"
-  [app]="bench observe jobs actors messages gpu zk memory base"
+  [net]="actors messages gpu zk memory base"
+  [app]="net bench observe jobs actors messages gpu zk memory base"
 )
 
 status=0

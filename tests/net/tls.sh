@@ -84,7 +84,7 @@ verify "$medium/verification_key.json" out/remote
 grep -q "cannot join" stranger.err || fail "the node without TLS did not report a refused join"
 [ "$(grep -c 'joined: ' coord.err)" = 1 ] || fail "a node without TLS joined"
 # The stranger's failed handshakes (one a second) never cost the TLS node its
-# link (app/net_tls_fix.cpp: OpenSSL's error queue is cleared before each call).
+# link (net/net_tls_fix.cpp: OpenSSL's error queue is cleared before each call).
 ! grep -q "left;" coord.err || fail "the TLS node lost its link: $(grep 'left;' coord.err)"
 
 # 5. `proofline tls`: a CA made by `tls init`, a certificate for another

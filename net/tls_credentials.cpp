@@ -1,4 +1,4 @@
-#include "app/tls_credentials.hpp"
+#include "net/tls_credentials.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -1,4 +1,4 @@
-#include "app/net_common.hpp"
+#include "net/net_common.hpp"
 
 #include <caf/actor_cast.hpp>
 #include <caf/io/middleman.hpp>
@@ -21,7 +21,7 @@
 #include <openssl/ssl.h>
 
 #include "actors/system_setup.hpp"
-#include "app/tls_credentials.hpp"
+#include "net/tls_credentials.hpp"
 #include "zk/formats/whole_file.hpp"
 
 namespace proofline::app {

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "actors/control.hpp"
-#include "app/cli.hpp"
-#include "app/net_common.hpp"
+#include "base/exit_codes.hpp"
+#include "net/net_common.hpp"
 
 namespace CLI {
 class App;

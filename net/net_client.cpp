@@ -1,4 +1,4 @@
-#include "app/net_client.hpp"
+#include "net/net_client.hpp"
 
 #include <caf/system_messages.hpp>
 
@@ -39,7 +39,7 @@ std::optional<int> client_session::open(const char* cmd, std::ostream& err) {
   auto ep = parse_endpoint(opts_.connect, why);
   if (!ep) {
     err << "proofline " << cmd << ": --connect: " << why << "\n";
-    return exit_usage;
+    return base::exit_usage;
   }
   ep_ = *ep;
   std::string created;
@@ -47,7 +47,7 @@ std::optional<int> client_session::open(const char* cmd, std::ostream& err) {
                                  std::chrono::seconds(opts_.connect_timeout_s));
       !problem.empty()) {
     err << "proofline " << cmd << ": " << problem << "\n";
-    return exit_usage;
+    return base::exit_usage;
   }
   configure_network(cfg_, opts_.tls, default_peer_timeout);
   sys_ = std::make_unique<caf::actor_system>(cfg_);
@@ -56,7 +56,7 @@ std::optional<int> client_session::open(const char* cmd, std::ostream& err) {
   if (!control_) {
     err << "proofline " << cmd << ": cannot connect to " << ep_.text() << " within "
         << opts_.connect_timeout_s << " s: " << why << "\n";
-    return exit_failed;
+    return base::exit_failed;
   }
   self_ = std::make_unique<caf::scoped_actor>(*sys_);
   (*self_)->monitor(control_);

@@ -49,7 +49,7 @@ std::optional<endpoint> parse_endpoint(const std::string& s, std::string& why);
 
 /// How a process secures its links. By default every link uses mutual TLS
 /// through CAF's OpenSSL module with the credentials of a directory
-/// (app/tls_credentials.hpp): --tls-dir, else default_tls_dir(). Explicit
+/// (net/tls_credentials.hpp): --tls-dir, else default_tls_dir(). Explicit
 /// --tls-cert/--tls-key/--tls-ca replace the directory; --insecure turns
 /// TLS off. resolve_tls() turns these choices into the three files.
 struct tls_options {
