@@ -34,18 +34,10 @@ shift || true
 pack() {
   local build=${1:?usage: bench-memory-gpu.sh pack BUILD_DIR [CARRY_DIR]}
   local dest=${2:-$root/.carry/bench-memory}
-  mkdir -p "$dest/bin" "$dest/lib" "$dest/examples"
-  for b in proofline proofline-trim-baseline; do
-    [ -x "$build/$b" ] || { echo "bench-memory-gpu.sh: $build/$b not built" >&2; exit 1; }
-    carry_binary "$build/$b" "$dest"
-  done
-  if defines_allocator "$build/proofline-trim-baseline"; then
-    echo "bench-memory-gpu.sh: proofline-trim-baseline defines malloc or jemalloc's API; it must not" >&2
-    exit 1
-  fi
+  carry_pack bench-memory-gpu.sh "$build" "$dest" proofline proofline-trim-baseline
+  mkdir -p "$dest/examples"
   cp -f "$root"/examples/* "$dest/examples/" 2>/dev/null || true
-  build_info "$root" "$build" > "$dest/build-info.txt"
-  du -sh "$dest"
+  ls -l "$dest/bin" "$dest/lib"
 }
 
 run() {

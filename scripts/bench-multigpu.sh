@@ -53,12 +53,7 @@ shift || true
 pack() {
   local build=${1:?usage: bench-multigpu.sh pack BUILD_DIR [CARRY_DIR]}
   local dest=${2:-$root/.carry/bench-multigpu}
-  rm -rf "${dest:?}/bin" "${dest:?}/lib"  # no stale binaries or libraries from an earlier pack
-  mkdir -p "$dest/bin" "$dest/lib"
-  [ -x "$build/proofline" ] || { echo "bench-multigpu.sh: $build/proofline not built" >&2; exit 1; }
-  carry_binary "$build/proofline" "$dest"
-  build_info "$root" "$build" > "$dest/build-info.txt"
-  du -sh "$dest"
+  carry_pack bench-multigpu.sh "$build" "$dest" proofline
   ls -l "$dest/bin" "$dest/lib"
 }
 

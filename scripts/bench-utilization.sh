@@ -56,19 +56,7 @@ shift || true
 pack() {
   local build=${1:?usage: bench-utilization.sh pack BUILD_DIR [CARRY_DIR]}
   local dest=${2:-$root/.carry/bench-utilization}
-  rm -rf "${dest:?}/bin" "${dest:?}/lib"  # no stale binaries or libraries from an earlier pack
-  mkdir -p "$dest/bin" "$dest/lib"
-  for b in proofline proofline-baseline; do
-    [ -x "$build/$b" ] || { echo "bench-utilization.sh: $build/$b not built" >&2; exit 1; }
-    carry_binary "$build/$b" "$dest"
-  done
-  # The baseline runs on glibc malloc: it must not bring an allocator of its own.
-  if defines_allocator "$build/proofline-baseline"; then
-    echo "bench-utilization.sh: proofline-baseline defines malloc or jemalloc's API; it must not" >&2
-    exit 1
-  fi
-  build_info "$root" "$build" > "$dest/build-info.txt"
-  du -sh "$dest"
+  carry_pack bench-utilization.sh "$build" "$dest" proofline proofline-baseline
   ls -l "$dest/bin" "$dest/lib"
 }
 

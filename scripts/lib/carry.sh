@@ -1,5 +1,5 @@
 # Shared by the scripts that pack binaries for the GPU host (gpu-bundle.sh,
-# gpu-host.sh, bench-memory-gpu.sh, bench-utilization.sh): the host has the
+# gpu-host.sh, bench-memory-gpu.sh, bench-utilization.sh, bench-multigpu.sh): the host has the
 # NVIDIA driver but none of CAF, jemalloc, spdlog or OpenSSL 3's Debian build,
 # so binaries travel with the shared libraries they need. Source it.
 
@@ -35,4 +35,26 @@ build_info() {
 # API (the glibc baselines must not; a weak undefined reference is fine).
 defines_allocator() {
   nm -D --defined-only "$1" 2>/dev/null | grep -qE " (malloc|free|mallctl|mallocx)$"
+}
+
+# carry_pack NAME BUILD DEST BIN...: DEST/bin and DEST/lib emptied (nothing
+# stale from an earlier pack), then each BIN of BUILD carried (carry_binary)
+# and DEST/build-info.txt written. Exits 1, naming NAME, when a BIN is not
+# built or a baseline (a BIN named *baseline*, which runs on glibc malloc)
+# brings an allocator of its own.
+carry_pack() {
+  local name=$1 build=$2 dest=$3 b
+  shift 3
+  rm -rf "${dest:?}/bin" "${dest:?}/lib"
+  mkdir -p "$dest/bin" "$dest/lib"
+  for b in "$@"; do
+    [ -x "$build/$b" ] || { echo "$name: $build/$b not built" >&2; exit 1; }
+    if [[ $b == *baseline* ]] && defines_allocator "$build/$b"; then
+      echo "$name: $b defines malloc or jemalloc's API; it must not" >&2
+      exit 1
+    fi
+    carry_binary "$build/$b" "$dest"
+  done
+  build_info "$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)" "$build" > "$dest/build-info.txt"
+  du -sh "$dest"
 }
