@@ -33,6 +33,14 @@ std::vector<warm_key> warm_keys(det_fixture& f) {
   return f.fetch<std::vector<warm_key>>();
 }
 
+// The key cache's start-up records, once what is pending has run.
+std::vector<key_startup> startup_history(det_fixture& f) {
+  f.sched.run();
+  f.self->send(f.rt->keys(), startup_atom::value);
+  f.sched.run();
+  return f.fetch<std::vector<key_startup>>();
+}
+
 strings paths(const std::vector<warm_key>& keys) {
   strings out;
   for (const auto& k : keys) out.push_back(k.path);
@@ -156,10 +164,7 @@ TEST_CASE_FIXTURE(det_fixture,
   start(warm_config());
   CHECK(report(submit(make_job("a", {"a0.wtns", "a1.wtns", "a2.wtns"}))).state ==
         job_state::done);
-  sched.run();
-  self->send(rt->keys(), startup_atom::value);
-  sched.run();
-  auto history = fetch<std::vector<key_startup>>();
+  auto history = startup_history(*this);
   REQUIRE(history.size() == 1);
   // One preparation on device 0, reported first on plain points and then
   // replaced by its state with tables: not two entries.
@@ -178,10 +183,7 @@ TEST_CASE_FIXTURE(det_fixture, "a key that never gets tables keeps its first sta
   world->tables_after[0] = 100;
   start(warm_config());
   CHECK(report(submit(make_job("a", {"a0.wtns", "a1.wtns"}))).state == job_state::done);
-  sched.run();
-  self->send(rt->keys(), startup_atom::value);
-  sched.run();
-  auto history = fetch<std::vector<key_startup>>();
+  auto history = startup_history(*this);
   REQUIRE(history.size() == 1);
   REQUIRE(history[0].devices.size() == 1);
   CHECK(history[0].devices[0].tables_ms == 0);
