@@ -120,12 +120,14 @@ void prove_next(gpu_worker_pointer self) {
   } else {
     ++st.proved;
     self->send(cfg.scheduler, done_atom::value, part.job->seq, part.index);
-    if (!st.without_tables.empty()) report_tables(self, part.job->key);
     if (spdlog::should_log(spdlog::level::debug)) log_gpu_timing(self, part);
+    zk::groth16::key_ptr key = part.job->key;
     auto& fin = cfg.finalizers[st.next_finalizer++ % cfg.finalizers.size()];
     self->send(fin, finalize_atom::value,
                proved_partition{std::move(part), std::move(reservation), std::move(p.data),
                                 std::move(result), p.arena});
+    // After the proof is on its way: asking the backend about tables takes its lock.
+    if (!st.without_tables.empty()) report_tables(self, key);
   }
   self->send(self, run_atom::value);
 }
