@@ -213,8 +213,8 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   // 2. Backend and budget. The keys of the first jobs are read meanwhile
   //    (app/key_prefetch.hpp): starting a CUDA device takes as long as
   //    reading a small key, and nothing else needs either.
-  auto ops = real_prover_ops(opts.cpu_threads, !opts.no_verify,
-                             *zk::groth16::parse_synthesis_model(opts.synthesis_model));
+  const auto model = *zk::groth16::parse_synthesis_model(opts.synthesis_model);  // checked by the CLI
+  auto ops = real_prover_ops(opts.cpu_threads, !opts.no_verify, model);
   std::vector<std::pair<int, std::string>> key_order;
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (unwritable[i].empty()) key_order.emplace_back(static_cast<int>(specs[i].prio), specs[i].zkey);
@@ -239,7 +239,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   rc.finalizers = opts.finalizers;
   rc.pacing = opts.synthesis_ahead;  // 0: the runtime's default
   rc.max_pacing = opts.synthesis_ahead_max;
-  rc.synthesis_shares_threads = opts.synthesis_model == "plain";  // lc synthesizes on one thread
+  rc.synthesis_shares_threads = zk::groth16::uses_granted_threads(model);
   rc.fallback = choice.fallback;  // retries the GPUs could not prove
   configure_memory(rc, choice, synthesizers, /*pool=*/opts.pinned_pool);
   spdlog::info("memory budget {}{}", memory::format_bytes(rc.memory_budget),

@@ -387,8 +387,8 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   caf::actor_system_config cfg;
   configure_network(cfg, tls_opts, std::chrono::seconds(o.peer_timeout_s));
   caf::actor_system sys{cfg};
-  auto ops = real_prover_ops(o.cpu_threads, !o.no_verify,
-                             *zk::groth16::parse_synthesis_model(o.synthesis_model));
+  const auto model = *zk::groth16::parse_synthesis_model(o.synthesis_model);  // checked by the CLI
+  auto ops = real_prover_ops(o.cpu_threads, !o.no_verify, model);
   control_config cc;
   cc.parse_jobs = [](const std::string& text, const std::string& name, const std::string& base) {
     return parse_job_file(text, name, base, base);
@@ -432,7 +432,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   rc.finalizers = o.finalizers;
   rc.pacing = o.synthesis_ahead;
   rc.max_pacing = o.synthesis_ahead_max;
-  rc.synthesis_shares_threads = o.synthesis_model == "plain";  // lc synthesizes on one thread
+  rc.synthesis_shares_threads = zk::groth16::uses_granted_threads(model);
   rc.fallback = choice.fallback;  // retries the GPUs could not prove
   rc.keep_keys = true;  // a daemon keeps keys warm across submissions
   configure_memory(rc, choice, synthesizers, /*pool=*/!o.no_local_proving);

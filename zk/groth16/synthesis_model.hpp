@@ -70,6 +70,10 @@ inline constexpr uint32_t lc_keep_every = 16;
 /// "plain", "lc" or "lc-keep".
 const char* to_string(synthesis_model m);
 
+/// Whether one partition's synthesis spreads over the threads it is granted
+/// (plain); lc and lc-keep build their combinations row by row on one.
+constexpr bool uses_granted_threads(synthesis_model m) { return m == synthesis_model::plain; }
+
 /// The model named `text` ("plain", "lc", "lc-keep"), or nullopt.
 std::optional<synthesis_model> parse_synthesis_model(std::string_view text);
 
