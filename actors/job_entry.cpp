@@ -74,6 +74,14 @@ void live_names::retire(const job_entry& job) {
     outs_.erase(it);
 }
 
+void finished_jobs::add(uint64_t seq, std::map<uint64_t, job_entry>& jobs) {
+  order_.push_back(seq);
+  while (limit_ > 0 && order_.size() > limit_) {
+    jobs.erase(order_.front());
+    order_.pop_front();
+  }
+}
+
 std::string live_names::conflict(const job_spec& spec,
                                  const std::map<uint64_t, job_entry>& jobs) const {
   if (auto it = ids_.find(spec.id); it != ids_.end()) {

@@ -5,7 +5,9 @@
 
 #include <caf/typed_response_promise.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
@@ -73,6 +75,22 @@ class live_names {
  private:
   std::map<std::string, uint64_t> ids_;   ///< id -> seq of every job not yet complete
   std::map<std::string, uint64_t> outs_;  ///< out directory -> seq, likewise
+};
+
+/// The completed jobs a registry still answers for, oldest first. Past
+/// `limit` (0: no limit) the oldest are forgotten, so a daemon's memory does
+/// not grow with every job it ever ran; their result.json files stay.
+class finished_jobs {
+ public:
+  explicit finished_jobs(std::size_t limit = 0) : limit_(limit) {}
+  /// Job `seq` completed: erases from `jobs` the oldest completed jobs past
+  /// the limit (never `seq` itself).
+  void add(uint64_t seq, std::map<uint64_t, job_entry>& jobs);
+  std::size_t size() const { return order_.size(); }
+
+ private:
+  std::size_t limit_;
+  std::deque<uint64_t> order_;
 };
 
 /// Partition `index` of `ctx`'s job as a request for memory, sized by its

@@ -41,8 +41,7 @@ void end_job(job_registry_pointer self, job_entry& job, job_state state) {
   job.state = state;
   job.total.end = self->state.cfg.clock.now_ms();
   self->state.live.retire(job);
-  // Partitions still in flight hold their own handles on the key; the key
-  // cache decides whether it stays.
+  // Partitions in flight hold their own handles on the key; the key cache decides if it stays.
   if (job.ctx) self->send(self->state.cfg.keys, key_users_atom::value, job.ctx->key, int32_t{-1});
   job.ctx.reset();
   auto report = make_report(job);
@@ -59,6 +58,7 @@ void end_job(job_registry_pointer self, job_entry& job, job_state state) {
   job.awaiting.clear();
   self->state.drain.ended(job.seq);
   check_drained(self);
+  self->state.finished.add(job.seq, self->state.jobs);
 }
 
 /// Completes the job once every partition is done or failed.
@@ -111,6 +111,7 @@ void request_key(job_registry_pointer self, uint64_t seq, const std::string& pat
 
 job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_registry_config cfg) {
   self->state.cfg = std::move(cfg);
+  self->state.finished = finished_jobs{self->state.cfg.keep_finished};
   return {
       [=](submit_atom, const job_spec& spec) { return submit(self, spec); },
       [=](submit_atom, const std::vector<job_spec>& specs) { return submit_all(self, specs); },
@@ -152,7 +153,7 @@ caf::result<std::vector<uint64_t>> submit_all(job_registry_pointer self,
   std::vector<uint64_t> live;
   std::vector<job_spec> live_specs;
   for (size_t i = 0; i < seqs.size(); ++i)
-    if (!self->state.jobs.at(seqs[i]).complete()) {
+    if (auto* job = find_job(self, seqs[i]); job && !job->complete()) {
       live.push_back(seqs[i]);
       live_specs.push_back(specs[i]);
     }

@@ -57,6 +57,9 @@ struct job_registry_config {
   /// serve --state: told of accepted jobs (a submission is answered once
   /// they are recorded), finished partitions and finished jobs. Null: none.
   journal_actor journal;
+  /// Completed jobs still answered for (status, watch, await); older ones
+  /// are forgotten. 0: all (`run`, whose report lists every job).
+  std::size_t keep_finished = 0;
 };
 
 struct job_registry_state {
@@ -66,6 +69,7 @@ struct job_registry_state {
   std::map<uint64_t, job_entry> jobs;
   std::map<std::string, std::vector<uint64_t>> key_waits;  ///< jobs waiting for a key, by path
   live_names live;  ///< ids and out directories of the jobs not yet complete
+  finished_jobs finished;  ///< completed jobs, oldest first (cfg.keep_finished)
   std::vector<job_listener_actor> listeners;  ///< told of every job's news (control's watches)
   drain_count drain;  ///< serve stopping (drain_atom)
   std::vector<caf::typed_response_promise<std::vector<job_status>>> drained;  ///< drain requests

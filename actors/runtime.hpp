@@ -52,6 +52,8 @@ struct runtime_config {
   /// Keep loaded keys (host and device) across jobs until the memory budget
   /// needs room (`serve`); false drops a key when its last job completes.
   bool keep_keys = false;
+  /// Completed jobs the registry still answers for (serve); 0: all (run).
+  std::size_t keep_finished = 0;
   /// A key file's identity (actors/key_cache.hpp); empty: stat() (tests replace it).
   std::function<std::optional<file_identity>(const std::string&)> identify;
   std::function<void(const grant_event&)> on_grant;  ///< optional observer

@@ -261,6 +261,13 @@ void add_serve_command(cli& c) {
       ->type_name("SECONDS")
       ->check(CLI::Range(0u, 86400u))
       ->capture_default_str();
+  s.add_option("--keep-finished", opts->keep_finished,
+               "Completed jobs that `status`, `watch` and `submit --wait` still answer for; "
+               "older ones are forgotten (their result.json stays) so that a daemon's memory "
+               "does not grow with every job it ran")
+      ->type_name("N")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}))
+      ->capture_default_str();
   s.add_option("--max-inline", opts->max_inline,
                "Refuse a submission whose inline witnesses (submit --inline) total more than "
                "this")
@@ -435,6 +442,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   rc.synthesis_shares_threads = zk::groth16::uses_granted_threads(model);
   rc.fallback = choice.fallback;  // retries the GPUs could not prove
   rc.keep_keys = true;  // a daemon keeps keys warm across submissions
+  rc.keep_finished = o.keep_finished;
   configure_memory(rc, choice, synthesizers, /*pool=*/!o.no_local_proving);
   spdlog::info("serve: memory budget {}; {}", memory::format_bytes(budget),
                o.no_local_proving ? "proving nothing locally (coordinator only)"

@@ -267,6 +267,34 @@ TEST_CASE_FIXTURE(det_fixture, "status follows a job from queued to done") {
   CHECK(after.failed == 0);
 }
 
+TEST_CASE_FIXTURE(det_fixture,
+                  "a daemon forgets the oldest completed jobs past keep_finished, not their files") {
+  auto rc = two_partition_budget();
+  rc.keep_finished = 2;
+  start(rc);
+  std::vector<uint64_t> seqs;
+  for (int i = 0; i < 4; ++i) {
+    auto id = "k" + std::to_string(i);
+    seqs.push_back(submit(make_job(id, {id + ".wtns"})));
+    CHECK(report(seqs.back()).state == job_state::done);
+  }
+  self->send(rt->registry(), status_atom::value);
+  sched.run();
+  auto all = fetch<std::vector<job_status>>();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].seq == seqs[2]);
+  CHECK(all[1].seq == seqs[3]);
+  self->send(rt->registry(), status_atom::value, seqs[0]);
+  sched.run();
+  bool forgotten = false;
+  self->receive([](const job_status&) {}, [&](caf::error&) { forgotten = true; },
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  CHECK(forgotten);
+  for (int i = 0; i < 4; ++i)
+    CHECK(nlohmann::json::parse(world->file("out/k" + std::to_string(i) + "/result.json"))["status"] ==
+          "done");
+}
+
 TEST_CASE_FIXTURE(det_fixture, "a job without witnesses fails with a message naming the job") {
   start(two_partition_budget());
   auto spec = make_job("empty", {});
