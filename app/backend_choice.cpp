@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <sstream>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
+#include "base/parallel.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "gpu/footprint.hpp"
 #include "gpu/pinning.hpp"
@@ -22,7 +22,7 @@ unsigned backend_choice::lanes() const {
 
 unsigned default_synthesizers(const backend_choice& choice, unsigned finalizers) {
   if (!choice.cuda()) return 2;
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  unsigned cores = base::hardware_threads();
   unsigned spare = cores > finalizers + 1 ? cores - finalizers - 1 : 0;
   return std::clamp(spare, 2u, 64u);
 }
