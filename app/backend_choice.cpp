@@ -1,11 +1,11 @@
 #include "app/backend_choice.hpp"
 
 #include <algorithm>
-#include <sstream>
 
 #include <spdlog/spdlog.h>
 
 #include "base/parallel.hpp"
+#include "base/text.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "gpu/footprint.hpp"
 #include "gpu/pinning.hpp"
@@ -64,9 +64,7 @@ std::optional<std::vector<int>> parse_gpu_list(const std::string& text, int visi
     for (int d = 0; d < visible; ++d) ids.push_back(d);
     return ids;
   }
-  std::istringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
+  for (const std::string& item : base::split(text, ',')) {
     if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
         item.size() > 4)
       return fail("expected all or device ids like 0,1, got \"" + item + "\"");

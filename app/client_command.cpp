@@ -1,14 +1,13 @@
 #include "app/client_command.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <spdlog/fmt/fmt.h>
+#include <fmt/format.h>
 
 #include "observe/summary.hpp"
 #include "memory/size.hpp"
@@ -49,12 +48,10 @@ void print_status_table(std::ostream& out, const std::vector<job_status>& jobs,
                         const job_errors& errors) {
   std::size_t w = 3;
   for (const auto& j : jobs) w = std::max(w, j.id.size());
-  char line[64];
   auto cells = [&](const std::string& id, const char* state, const std::string& done,
                    const std::string& failed, const std::string& total, const std::string& error) {
-    std::snprintf(line, sizeof(line), "  %-12s %6s %6s %6s", state, done.c_str(), failed.c_str(),
-                  total.c_str());
-    out << id << std::string(w - id.size(), ' ') << line;
+    out << id << std::string(w - id.size(), ' ')
+        << fmt::format("  {:<12} {:>6} {:>6} {:>6}", state, done, failed, total);
     if (!error.empty()) out << "  " << error;
     out << "\n";
   };

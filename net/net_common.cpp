@@ -13,7 +13,6 @@
 #include <fstream>
 #include <limits>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
