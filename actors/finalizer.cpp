@@ -21,15 +21,12 @@ struct proof_check_failed : std::runtime_error {
 /// On the actor's own thread (its first message): binds the thread to the
 /// finalizer's arena and names it.
 void prepare_thread(finalizer_pointer self) {
-  auto& st = self->state;
-  if (!st.cfg.own_thread) return;
-  memory::bind_thread_once(st.thread_ready, st.cfg.thread_name, st.cfg.arena);
+  self->state.cfg.thread.bind();
 }
 
 /// The arena this finalizer's own allocations land in, or -1.
 int own_arena(finalizer_pointer self) {
-  const auto& st = self->state;
-  return st.thread_ready && st.cfg.arena ? st.cfg.arena->index() : -1;
+  return self->state.cfg.thread.bound_arena();
 }
 
 }  // namespace
@@ -108,7 +105,7 @@ void finalize_partition(finalizer_pointer self, proved_partition& p) {
   spdlog::debug(
       "FIN_TIMING job={} partition={} finalizer={} assembly_us={:.0f} write_us={:.0f} "
       "release_us={:.0f} purge_request_us={:.0f} total_us={:.0f} verify_us={:.0f} ok={}",
-      job.spec.id, part.index, cfg.thread_name, (assembled - part.spans.finalize.start) * 1000.0,
+      job.spec.id, part.index, cfg.thread.name, (assembled - part.spans.finalize.start) * 1000.0,
       (written - assembled) * 1000.0, (released - written) * 1000.0,
       (part.spans.finalize.end - released) * 1000.0,
       (part.spans.finalize.end - part.spans.finalize.start) * 1000.0, files.verify_ms * 1000.0,

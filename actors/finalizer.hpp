@@ -20,6 +20,7 @@
 #include "actors/prover_ops.hpp"
 #include "actors/run_clock.hpp"
 #include "memory/arena.hpp"
+#include "memory/thread_arena.hpp"
 #include "messages/interfaces.hpp"
 
 namespace proofline {
@@ -30,17 +31,13 @@ struct finalizer_config {
   decltype(prover_ops::finalize) finalize;
   decltype(prover_ops::write_file) write_file;
   run_clock clock;
-  /// This finalizer's arena (used when own_thread binds its thread to it).
-  memory::arena_ptr arena;
-  /// Runs on a thread of its own (detached): bind it to the arena and name it.
-  bool own_thread = false;
-  std::string thread_name = "pl.final";
+  /// Its own thread (detached) and arena, bound on the first message.
+  memory::thread_binding thread{nullptr, false, "pl.final"};
 };
 
 struct finalizer_state {
   static inline const char* name = "finalizer";
   finalizer_config cfg;
-  bool thread_ready = false;  ///< own_thread: bound and named (on the first message)
   uint64_t finalized = 0;
 };
 

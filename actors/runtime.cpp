@@ -136,9 +136,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     fc.finalize = ops.finalize;
     fc.write_file = ops.write_file;
     fc.clock = cfg_.clock;
-    fc.arena = memory::make_arena();
-    fc.own_thread = cfg_.detach;
-    fc.thread_name = "pl.final" + std::to_string(i);
+    fc.thread = {memory::make_arena(), cfg_.detach, "pl.final" + std::to_string(i)};
     finalizers_.push_back(spawn_maybe_detached(sys, cfg_.detach, finalizer, std::move(fc)));
   }
   size_t w = 0;
@@ -177,9 +175,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     sc.registry = registry_;
     sc.synthesize = ops.synthesize;
     sc.clock = cfg_.clock;
-    sc.arena = memory::make_arena();
-    sc.own_thread = cfg_.detach;
-    sc.thread_name = "pl.synth" + std::to_string(i);
+    sc.thread = {memory::make_arena(), cfg_.detach, "pl.synth" + std::to_string(i)};
     synthesizers_.push_back(spawn_maybe_detached(sys, cfg_.detach, synthesizer, std::move(sc)));
   }
 }

@@ -16,15 +16,13 @@ namespace {
 /// On the actor's own thread (its first message): binds the thread to the
 /// synthesizer's arena and names it.
 void prepare_thread(synthesizer_pointer self) {
-  auto& st = self->state;
-  if (!st.cfg.own_thread) return;
-  memory::bind_thread_once(st.thread_ready, st.cfg.thread_name, st.cfg.arena);
+  self->state.cfg.thread.bind();
 }
 
 }  // namespace
 
 synthesizer_actor::behavior_type synthesizer(synthesizer_pointer self, synthesizer_config cfg) {
-  if (cfg.arena && cfg.arena->valid()) cfg.source = cfg.arena->buffers();
+  if (cfg.thread.arena && cfg.thread.arena->valid()) cfg.source = cfg.thread.arena->buffers();
   self->state.cfg = std::move(cfg);
   self->send(self, pull_atom::value);
   return {
@@ -93,7 +91,7 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
   spdlog::debug(
       "SYNTH_TIMING job={} partition={} synthesizer={} read_witness_us={:.0f} abc_us={:.0f} "
       "abc_threads={} total_us={:.0f} pinned={}",
-      part.job->spec.id, part.index, cfg.thread_name, t.recorded ? t.read_witness_us : -1.0,
+      part.job->spec.id, part.index, cfg.thread.name, t.recorded ? t.read_witness_us : -1.0,
       t.recorded ? t.abc_us : -1.0, t.recorded ? t.threads : 1u,
       (part.spans.synthesize.end - part.spans.synthesize.start) * 1000.0, g.block ? 1 : 0);
   self->send(cfg.scheduler, ready_atom::value,

@@ -22,6 +22,7 @@
 #include "actors/prover_ops.hpp"
 #include "actors/run_clock.hpp"
 #include "memory/arena.hpp"
+#include "memory/thread_arena.hpp"
 #include "memory/buffer.hpp"
 #include "messages/interfaces.hpp"
 
@@ -34,19 +35,16 @@ struct synthesizer_config {
   decltype(prover_ops::synthesize) synthesize;
   memory::source source = memory::heap_source();  ///< partition buffers without an arena
   run_clock clock;
-  /// This synthesizer's arena: its pageable buffers (source is then
-  /// arena->buffers()); null or empty keeps `source`.
-  memory::arena_ptr arena;
-  /// Runs on a thread of its own (detached): bind it to the arena and name it.
-  bool own_thread = false;
-  std::string thread_name = "pl.synth";
+  /// Its own thread (detached) and arena, bound on the first message; the
+  /// arena also holds its pageable buffers (source is then
+  /// thread.arena->buffers()); a null or empty arena keeps `source`.
+  memory::thread_binding thread{nullptr, false, "pl.synth"};
 };
 
 struct synthesizer_state {
   static inline const char* name = "synthesizer";
   synthesizer_config cfg;
   bool asking = false;  ///< a pull request is outstanding
-  bool thread_ready = false;  ///< own_thread: bound and named (on the first message)
   uint64_t synthesized = 0;
 };
 

@@ -1,11 +1,11 @@
 #include "app/backend_choice.hpp"
 
 #include <algorithm>
-#include <sstream>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
+#include "base/parallel.hpp"
+#include "base/text.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "gpu/footprint.hpp"
 #include "gpu/pinning.hpp"
@@ -22,7 +22,7 @@ unsigned backend_choice::lanes() const {
 
 unsigned default_synthesizers(const backend_choice& choice, unsigned finalizers) {
   if (!choice.cuda()) return 2;
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  unsigned cores = base::hardware_threads();
   unsigned spare = cores > finalizers + 1 ? cores - finalizers - 1 : 0;
   return std::clamp(spare, 2u, 64u);
 }
@@ -64,9 +64,7 @@ std::optional<std::vector<int>> parse_gpu_list(const std::string& text, int visi
     for (int d = 0; d < visible; ++d) ids.push_back(d);
     return ids;
   }
-  std::istringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
+  for (const std::string& item : base::split(text, ',')) {
     if (item.empty() || item.find_first_not_of("0123456789") != std::string::npos ||
         item.size() > 4)
       return fail("expected all or device ids like 0,1, got \"" + item + "\"");

@@ -4,7 +4,6 @@
 #include <fstream>
 #include <memory>
 #include <ostream>
-#include <sstream>
 #include <string_view>
 
 #include <CLI/CLI.hpp>
@@ -87,13 +86,13 @@ them. A second signal ends the process at once (outputs are written
 atomically, so none is half-written).)";
 
 std::string budget_help() {
-  std::ostringstream h;
-  h << "Memory budget for partitions in flight: bytes, or with K/M/G/T (binary units: "
-       "512M, 8G, 1.5T). Partitions wait for memory in priority order; one larger "
-       "than the budget fails its job at once. Default: 70% of physical memory minus "
-       "1 GiB (at least 256 MiB)";
-  if (physical_memory()) h << "; here " << memory::format_bytes(default_memory_budget());
-  return h.str();
+  std::string h =
+      "Memory budget for partitions in flight: bytes, or with K/M/G/T (binary units: "
+      "512M, 8G, 1.5T). Partitions wait for memory in priority order; one larger "
+      "than the budget fails its job at once. Default: 70% of physical memory minus "
+      "1 GiB (at least 256 MiB)";
+  if (physical_memory()) h += "; here " + memory::format_bytes(default_memory_budget());
+  return h;
 }
 
 }  // namespace

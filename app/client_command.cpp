@@ -1,14 +1,13 @@
 #include "app/client_command.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-#include <spdlog/fmt/fmt.h>
+#include <fmt/format.h>
 
 #include "observe/summary.hpp"
 #include "memory/size.hpp"
@@ -49,12 +48,10 @@ void print_status_table(std::ostream& out, const std::vector<job_status>& jobs,
                         const job_errors& errors) {
   std::size_t w = 3;
   for (const auto& j : jobs) w = std::max(w, j.id.size());
-  char line[64];
   auto cells = [&](const std::string& id, const char* state, const std::string& done,
                    const std::string& failed, const std::string& total, const std::string& error) {
-    std::snprintf(line, sizeof(line), "  %-12s %6s %6s %6s", state, done.c_str(), failed.c_str(),
-                  total.c_str());
-    out << id << std::string(w - id.size(), ' ') << line;
+    out << id << std::string(w - id.size(), ' ')
+        << fmt::format("  {:<12} {:>6} {:>6} {:>6}", state, done, failed, total);
     if (!error.empty()) out << "  " << error;
     out << "\n";
   };
@@ -69,7 +66,7 @@ void print_status_table(std::ostream& out, const std::vector<job_status>& jobs,
 /// The errors of the failed jobs among `jobs`, from their reports (one
 /// progress poll that does not wait). Empty if the poll fails: the table
 /// still shows the states.
-job_errors failed_job_errors(client_session& session, const std::vector<job_status>& jobs) {
+job_errors failed_job_errors(net::client_session& session, const std::vector<job_status>& jobs) {
   std::vector<watch_cursor> cursors;
   for (const auto& j : jobs)
     if (j.state == job_state::failed) cursors.push_back({j.seq, j.total});
@@ -167,7 +164,7 @@ CLI::App& add_one(cli& c, const char* name, const char* summary, runner run,
     return run(*opts, out, err);
   });
   s.footer(client_footer);
-  add_client_options(s, opts->client);
+  net::add_client_options(s, opts->client);
   return s;
 }
 
@@ -201,7 +198,7 @@ void add_client_commands(cli& c) {
 }
 
 int status_command(const client_command_options& o, std::ostream& out, std::ostream& err) {
-  client_session session(o.client);
+  net::client_session session(o.client);
   if (auto code = session.open("status", err)) return *code;
   std::string error;
   auto jobs = session.call<std::vector<job_status>>(error, status_atom::value);
@@ -233,7 +230,7 @@ int status_command(const client_command_options& o, std::ostream& out, std::ostr
 }
 
 int cancel_command(const client_command_options& o, std::ostream& out, std::ostream& err) {
-  client_session session(o.client);
+  net::client_session session(o.client);
   if (auto code = session.open("cancel", err)) return *code;
   std::string error;
   auto status = session.call<job_status>(error, cancel_atom::value, o.job);
@@ -247,7 +244,7 @@ int cancel_command(const client_command_options& o, std::ostream& out, std::ostr
 }
 
 int await_command(const client_command_options& o, std::ostream& out, std::ostream& err) {
-  client_session session(o.client);
+  net::client_session session(o.client);
   if (auto code = session.open("await", err)) return *code;
   std::string error;
   auto jobs = session.call<std::vector<job_status>>(error, status_atom::value);
@@ -260,7 +257,7 @@ int await_command(const client_command_options& o, std::ostream& out, std::ostre
     err << "proofline await: no job \"" << o.job << "\" on " << session.where() << "\n";
     return exit_failed;
   }
-  auto reports = session.wait({{j->id, j->seq}}, out, is_tty(out), error);
+  auto reports = session.wait({{j->id, j->seq}}, out, net::is_tty(out), error);
   if (!reports) {
     err << "proofline await: " << error << "\n";
     return exit_failed;
@@ -274,7 +271,7 @@ int await_command(const client_command_options& o, std::ostream& out, std::ostre
 }
 
 int metrics_command(const client_command_options& o, std::ostream& out, std::ostream& err) {
-  client_session session(o.client);
+  net::client_session session(o.client);
   if (auto code = session.open("metrics", err)) return *code;
   std::string error;
   auto m = session.call<cluster_metrics>(error, metrics_atom::value);

@@ -15,7 +15,7 @@
 namespace proofline::app {
 
 struct client_command_options {
-  client_options client;
+  net::client_options client;
   std::string job;  ///< status (optional), cancel, await
 };
 

@@ -14,9 +14,9 @@
 #include <iterator>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "actors/prover_ops.hpp"
@@ -162,11 +162,10 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
   std::string witness = o.witness;
   if (from_stdin) {
     witness = (scratch->path() / "witness.wtns").string();
-    std::ostringstream bytes;
-    bytes << in.rdbuf();
-    if (bytes.str().empty()) return usage(shown + ": no witness bytes on standard input");
+    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (bytes.empty()) return usage(shown + ": no witness bytes on standard input");
     try {
-      zk::formats::write_file_atomic(witness, bytes.str());
+      zk::formats::write_file_atomic(witness, bytes);
     } catch (const std::exception& e) {
       return usage(e.what());
     }

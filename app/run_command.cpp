@@ -22,11 +22,11 @@
 #include "actors/system_setup.hpp"
 #include "actors/key_cache.hpp"
 #include "app/backend_choice.hpp"
-#include "app/key_prefetch.hpp"
-#include "app/interrupt.hpp"
+#include "actors/key_prefetch.hpp"
+#include "base/interrupt.hpp"
 #include "observe/html_report.hpp"
 #include "jobs/job_file.hpp"
-#include "app/locate.hpp"
+#include "jobs/locate.hpp"
 #include "observe/metrics_http.hpp"
 #include "observe/observer.hpp"
 #include "observe/report.hpp"
@@ -154,11 +154,11 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   if (opts.job_file) {
     job_file = *opts.job_file;
   } else {
-    auto bundled = find_bundled_jobs();
+    auto bundled = jobs::find_bundled_jobs();
     if (!bundled) {
       err << "proofline run: no JOBFILE given and the bundled example was not found; looked for "
              "jobs.json in:";
-      for (const auto& d : example_dirs()) err << "\n  " << d;
+      for (const auto& d : jobs::example_dirs()) err << "\n  " << d;
       err << "\n";
       return exit_usage;
     }
@@ -211,7 +211,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   }
 
   // 2. Backend and budget. The keys of the first jobs are read meanwhile
-  //    (app/key_prefetch.hpp): starting a CUDA device takes as long as
+  //    (actors/key_prefetch.hpp): starting a CUDA device takes as long as
   //    reading a small key, and nothing else needs either.
   const auto model = *zk::groth16::parse_synthesis_model(opts.synthesis_model);  // checked by the CLI
   auto ops = real_prover_ops(opts.cpu_threads, !opts.no_verify, model);
@@ -273,8 +273,8 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   rc.on_purge = obs->purge_hook();
   if (opts.synthesis_model != "plain")
     spdlog::info("synthesis model: {} (allocates as a bellperson-style synthesizer)", opts.synthesis_model);
-  // SIGINT/SIGTERM from here on cancel the unfinished jobs (app/interrupt.hpp).
-  std::optional<interrupt_watch> interrupt;
+  // SIGINT/SIGTERM from here on cancel the unfinished jobs (base/interrupt.hpp).
+  std::optional<base::interrupt_watch> interrupt;
   interrupt.emplace();
   std::vector<job_report> reports;
   std::string memory_line;  // memory_summary_line of the run's end

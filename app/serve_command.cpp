@@ -240,9 +240,9 @@ void add_serve_command(cli& c) {
                "Be a node of the coordinator at HOST:PORT (retries until it answers). Without "
                "--listen a node does not listen itself")
       ->type_name("HOST:PORT");
-  add_tls_options(s, opts->tls,
-                  "Listen and join in plain text, without TLS: anyone who can reach the port "
-                  "can crash the daemon (see SECURITY)");
+  net::add_tls_options(s, opts->tls,
+                       "Listen and join in plain text, without TLS: anyone who can reach the port "
+                       "can crash the daemon (see SECURITY)");
   s.add_option("--allow-root", opts->allow_roots,
                "Remote requests may read and write only under this directory (repeatable; "
                "default: the working directory, refused when it is /)")
@@ -302,14 +302,14 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
 
   // 1. Options, all checked before anything starts.
   std::string why;
-  std::optional<endpoint> listen, join;
+  std::optional<net::endpoint> listen, join;
   bool listening = o.listen_given || o.join.empty();
   if (listening) {
-    listen = parse_endpoint(o.listen_given ? o.listen : default_endpoint, why);
+    listen = net::parse_endpoint(o.listen_given ? o.listen : net::default_endpoint, why);
     if (!listen) return usage("--listen: " + why);
   }
   if (!o.join.empty()) {
-    join = parse_endpoint(o.join, why);
+    join = net::parse_endpoint(o.join, why);
     if (!join) return usage("--join: " + why);
   }
   // The working directory as the implicit root gives remote requests the
@@ -322,9 +322,9 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
                    "file; name the directories they may use with --allow-root DIR "
                    "(--allow-root / if that is really meant)");
   }
-  tls_options tls_opts = o.tls;
+  net::tls_options tls_opts = o.tls;
   std::string tls_created;
-  if (auto problem = resolve_tls(tls_opts, /*create_missing=*/true, tls_created);
+  if (auto problem = net::resolve_tls(tls_opts, /*create_missing=*/true, tls_created);
       !problem.empty())
     return usage(problem);
   if (!tls_created.empty())
@@ -392,7 +392,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   // 2. The actor system and the control actor, published before anything slow.
   sigset_t stop_signals = block_stop_signals();
   caf::actor_system_config cfg;
-  configure_network(cfg, tls_opts, std::chrono::seconds(o.peer_timeout_s));
+  net::configure_network(cfg, tls_opts, std::chrono::seconds(o.peer_timeout_s));
   caf::actor_system sys{cfg};
   const auto model = *zk::groth16::parse_synthesis_model(o.synthesis_model);  // checked by the CLI
   auto ops = real_prover_ops(o.cpu_threads, !o.no_verify, model);
@@ -402,7 +402,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   };
   cc.allowed_roots = roots;
   cc.spool_dir = spool;
-  cc.name = process_name();
+  cc.name = net::process_name();
   cc.write_file = ops.write_file;
   cc.max_inline_bytes = *memory::parse_size(o.max_inline);
   auto control = sys.spawn(proofline::control, cc);
@@ -413,7 +413,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
                     : sys.middleman().publish(published, listen->port, listen->host.c_str(), true);
     if (!port) {
       stop_control();
-      return usage(network_error_text(sys, port.error(), *listen, tls));
+      return usage(net::network_error_text(sys, port.error(), *listen, tls));
     }
     listen->port = *port;
     out << "proofline serve: listening on " << listen->text() << (tls ? " (TLS)" : "")
@@ -493,7 +493,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     kc.scheduler = rt->scheduler();
     kc.registry = rt->registry();
     kc.write_file = ops.write_file;
-    kc.read_file = read_bytes;
+    kc.read_file = net::read_bytes;
     kc.spool_dir = spool;
     kc.clock = rc.clock;
     dispatcher = sys.spawn(cluster_dispatcher, kc);
@@ -514,11 +514,11 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   node_agent_actor agent;
   if (join) {
     node_agent_config nc;
-    nc.connector = connector(sys, tls);
+    nc.connector = net::connector(sys, tls);
     nc.host = join->host;
     nc.port = join->port;
     nc.registry = rt->registry();
-    nc.info.name = process_name();
+    nc.info.name = net::process_name();
     for (const auto& b : choice.backends) nc.info.backends.push_back(b->describe());
     nc.info.memory_budget = budget;
     nc.info.slots = o.slots ? o.slots
@@ -526,7 +526,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     nc.spool_dir = spool;
     nc.allowed_roots = roots;
     nc.write_file = ops.write_file;
-    nc.read_text = read_text;
+    nc.read_text = net::read_text;
     agent = sys.spawn(node_agent, nc);
     spdlog::info("serve: node of {} with {} slot(s)", join->text(), nc.info.slots);
   }

@@ -22,7 +22,7 @@ struct serve_options : runtime_options {
   std::string listen;  ///< HOST:PORT; empty: default_endpoint, unless --join alone
   bool listen_given = false;
   std::string join;  ///< HOST:PORT of a coordinator; empty: not a node
-  tls_options tls;
+  net::tls_options tls;
   std::vector<std::string> allow_roots;  ///< empty: the working directory
   std::string spool;                     ///< empty: <tmp>/proofline-spool-<pid>
   unsigned slots = 0;                    ///< node: 0 = synthesizers + GPU workers

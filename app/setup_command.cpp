@@ -4,7 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
-#include <iomanip>
+#include <fmt/format.h>
 #include <limits>
 #include <memory>
 #include <ostream>
@@ -187,8 +187,8 @@ int setup_command(const setup_options& o, std::ostream& out, std::ostream& err) 
   }
   out << "INSECURE development setup (seed " << s.seed << ") in " << s.out_dir << ":\n";
   for (const auto& f : result.files) out << "  " << f << "\n";
-  out << "domain " << result.domain_size << ", " << result.n_vars << " variables, " << std::fixed
-      << std::setprecision(2) << result.seconds << " s\n"
+  out << "domain " << result.domain_size << ", " << result.n_vars << " variables, "
+      << fmt::format("{:.2f}", result.seconds) << " s\n"
       << "next: proofline run " << s.out_dir << "/jobs.json\n";
   return exit_ok;
 }

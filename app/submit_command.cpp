@@ -47,7 +47,7 @@ void add_submit_command(cli& c) {
                       });
   s.footer(submit_footer);
   s.add_option("JOBFILE", opts->job_file, "Job file (JSON, as for run)")->required();
-  add_client_options(s, opts->client);
+  net::add_client_options(s, opts->client);
   s.add_flag("--no-wait", opts->no_wait, "Print the accepted job ids and return at once");
   s.add_flag("--inline", opts->inline_witnesses,
              "Send the witness files' bytes with the jobs (no shared storage for witnesses)");
@@ -61,7 +61,7 @@ int submit_command(const submit_options& o, std::ostream& out, std::ostream& err
   try {
     fs::path abs = fs::absolute(o.job_file).lexically_normal();
     sub.name = abs.string();
-    sub.text = read_text(o.job_file);
+    sub.text = net::read_text(o.job_file);
     std::string base = abs.parent_path().string();
     specs = parse_job_file(sub.text, o.job_file, base, base);
   } catch (const std::exception& e) {
@@ -75,7 +75,7 @@ int submit_command(const submit_options& o, std::ostream& out, std::ostream& err
     uint64_t total = 0;
     for (const auto& p : paths) {
       try {
-        sub.witnesses.push_back({p, read_bytes(p)});
+        sub.witnesses.push_back({p, net::read_bytes(p)});
       } catch (const std::exception& e) {
         err << "proofline submit: " << e.what() << "\n";
         return exit_usage;
@@ -91,7 +91,7 @@ int submit_command(const submit_options& o, std::ostream& out, std::ostream& err
   }
 
   // 2. Connect and submit.
-  client_session session(o.client);
+  net::client_session session(o.client);
   if (auto code = session.open("submit", err)) return *code;
   std::string error;
   auto accepted = session.call<std::vector<submitted_job>>(error, submit_atom::value, sub);
@@ -108,7 +108,8 @@ int submit_command(const submit_options& o, std::ostream& out, std::ostream& err
   // 3. Progress, then the summary.
   auto started = std::chrono::steady_clock::now();
   std::ostream null_out(nullptr);
-  auto reports = session.wait(*accepted, o.quiet ? null_out : out, !o.quiet && is_tty(out), error);
+  auto reports =
+      session.wait(*accepted, o.quiet ? null_out : out, !o.quiet && net::is_tty(out), error);
   if (!reports) {
     err << "proofline submit: " << error << "\n";
     return exit_failed;

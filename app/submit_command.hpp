@@ -14,7 +14,7 @@
 namespace proofline::app {
 
 struct submit_options {
-  client_options client;
+  net::client_options client;
   std::string job_file;
   bool no_wait = false;
   bool inline_witnesses = false;

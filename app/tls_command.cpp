@@ -35,18 +35,18 @@ struct tls_command_options {
 };
 
 int run_tls(const tls_command_options& o, std::ostream& out, std::ostream& err) {
-  std::string dir = o.dir.empty() ? default_tls_dir() : o.dir;
+  std::string dir = o.dir.empty() ? net::default_tls_dir() : o.dir;
   if (dir.empty()) {
     err << "proofline tls: HOME is not set; name the directory (--dir DIR)\n";
     return exit_usage;
   }
-  std::string name = o.name.empty() ? host_name() : o.name;
+  std::string name = o.name.empty() ? net::host_name() : o.name;
   try {
     if (o.issue) {
-      tls_issue(dir, o.out, name);
+      net::tls_issue(dir, o.out, name);
       out << "proofline tls: wrote " << o.out << "/{ca.pem,peer.pem,peer.key} for \"" << name
           << "\", certified by the CA in " << dir << "\n";
-    } else if (tls_init(dir, name)) {
+    } else if (net::tls_init(dir, name)) {
       out << "proofline tls: created a CA and a certificate for \"" << name << "\" in " << dir
           << "\n";
     } else {

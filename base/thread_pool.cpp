@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/parallel.hpp"
+
 namespace proofline::base {
 
 /// One for_each call: the indices still to claim and those still running.
@@ -16,7 +18,7 @@ struct thread_pool::batch {
 };
 
 thread_pool::thread_pool(unsigned threads) {
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = base::hardware_threads();
   workers_.reserve(threads - 1);
   for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
 }

@@ -1,11 +1,11 @@
 // bench/kernels.hpp: timing loops around the CPU and CUDA backends.
 #include "bench/kernels.hpp"
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <random>
@@ -338,19 +338,16 @@ std::string result::json() const {
 }
 
 std::string result::header() {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%-10s %-10s %5s %-7s %11s %11s %11s %14s", "what", "curve", "log_n", "backend",
-                "median_ms", "min_ms", "max_ms", "throughput");
-  return buf;
+  return fmt::format("{:<10} {:<10} {:>5} {:<7} {:>11} {:>11} {:>11} {:>14}", "what", "curve", "log_n",
+                     "backend", "median_ms", "min_ms", "max_ms", "throughput");
 }
 
 std::string result::row() const {
-  char buf[200];
-  std::snprintf(buf, sizeof buf, "%-10s %-10s %5u %-7s %11.3f %11.3f %11.3f %10.3g %s", req.what.c_str(),
-                zk::to_string(req.curve), req.log_n, req.backend.c_str(), median_ms, min_ms, max_ms, throughput,
-                unit.c_str());
-  if (!ntt_kernel.empty()) return buf + ("  " + ntt_kernel);
-  return buf;
+  std::string row = fmt::format("{:<10} {:<10} {:>5} {:<7} {:>11.3f} {:>11.3f} {:>11.3f} {:>10.3g} {}",
+                                req.what, zk::to_string(req.curve), req.log_n, req.backend, median_ms,
+                                min_ms, max_ms, throughput, unit);
+  if (!ntt_kernel.empty()) row += "  " + ntt_kernel;
+  return row;
 }
 
 }  // namespace proofline::bench

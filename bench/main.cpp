@@ -8,6 +8,7 @@
 // --json (JSON lines). Exit 0 on success, 1 when a benchmark failed, 2 on
 // usage errors.
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <cstdio>
 #include <exception>
@@ -54,21 +55,21 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "proofline-bench: %s\n", e.what());
+    fmt::print(stderr, "proofline-bench: {}\n", e.what());
     return 2;
   }
   if (req.what == "field") {  // device field-product variants (gpu/cuda/field_bench.cu)
 #if PROOFLINE_HAVE_CUDA
     try {
       for (const auto& r : gpu::cuda::testing::field_bench(req.device))
-        std::printf("%-28s %9.3f ms %8.2f Gmul/s  mismatches %zu\n", r.name.c_str(), r.ms, r.gops, r.mismatches);
+        fmt::print("{:<28} {:>9.3f} ms {:>8.2f} Gmul/s  mismatches {}\n", r.name, r.ms, r.gops, r.mismatches);
       return 0;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "proofline-bench: field: %s\n", e.what());
+      fmt::print(stderr, "proofline-bench: field: {}\n", e.what());
       return 1;
     }
 #else
-    std::fprintf(stderr, "proofline-bench: field needs CUDA\n");
+    fmt::print(stderr, "proofline-bench: field needs CUDA\n");
     return 2;
 #endif
   }
@@ -81,10 +82,10 @@ int main(int argc, char** argv) {
     r.log_n = k;
     try {
       bench::result res = bench::run(r);
-      if (!header) std::printf("%s\n", bench::result::header().c_str());
+      if (!header) fmt::print("{}\n", bench::result::header());
       header = true;
-      std::printf("%s\n", res.row().c_str());
-      for (const auto& [name, ms] : res.breakdown_ms) std::printf("    %-10s %10.3f ms\n", name.c_str(), ms);
+      fmt::print("{}\n", res.row());
+      for (const auto& [name, ms] : res.breakdown_ms) fmt::print("    {:<10} {:>10.3f} ms\n", name, ms);
       std::fflush(stdout);
       if (!json.empty()) {
         std::ofstream out(json, std::ios::app);
@@ -92,10 +93,10 @@ int main(int argc, char** argv) {
         if (!out) throw std::runtime_error(json + ": cannot write");
       }
     } catch (const std::invalid_argument& e) {
-      std::fprintf(stderr, "proofline-bench: %s\n", e.what());
+      fmt::print(stderr, "proofline-bench: {}\n", e.what());
       return 2;
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "proofline-bench: %s 2^%u on %s: %s\n", r.what.c_str(), k, r.backend.c_str(), e.what());
+      fmt::print(stderr, "proofline-bench: {} 2^{} on {}: {}\n", r.what, k, r.backend, e.what());
       rc = 1;
     }
   }

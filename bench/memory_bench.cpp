@@ -14,13 +14,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iomanip>
 #include <mutex>
 #include <ostream>
-#include <sstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -67,12 +66,11 @@ double quantile(std::vector<double> v, double q) {
 }
 
 std::string describe_machine() {
-  std::ostringstream m;
-  m << std::thread::hardware_concurrency() << " cores";
+  std::string m = std::to_string(std::thread::hardware_concurrency()) + " cores";
   std::ifstream cpu("/proc/cpuinfo");
   for (std::string line; std::getline(cpu, line);)
     if (line.rfind("model name", 0) == 0) {
-      m << " (" << line.substr(line.find(':') + 2) << ")";
+      m += " (" + line.substr(line.find(':') + 2) + ")";
       break;
     }
   std::ifstream meminfo("/proc/meminfo");
@@ -80,11 +78,11 @@ std::string describe_machine() {
   uint64_t kib = 0;
   while (meminfo >> key >> kib >> unit)
     if (key == "MemTotal:") {
-      m << ", " << format_bytes(kib * 1024) << " RAM";
+      m += ", " + format_bytes(kib * 1024) + " RAM";
       break;
     }
-  m << ", jemalloc " << (memory::jemalloc_available() ? memory::jemalloc_version() : "absent");
-  return m.str();
+  m += ", jemalloc " + std::string(memory::jemalloc_available() ? memory::jemalloc_version() : "absent");
+  return m;
 }
 
 // ---------------------------------------------------------------- purge vs trim
@@ -533,15 +531,14 @@ memory_bench_report run_memory_bench(const memory_bench_options& o, std::ostream
   bool upload = o.backend == "cuda-upload" || (o.backend == "auto" && devices > 0);
   auto est = memory::estimate_partition((uint64_t(1) << o.log_domain) / 2, uint64_t(1) << o.log_domain,
                                         32, gpu::cpu_backend_footprint);
-  std::ostringstream b;
-  b << (upload ? "cuda-upload (witness, a, b, c copied to the GPU for real, "
-               : "cpu-like (the CPU backend's 4 working copies allocated and written on the "
-                 "worker's thread, ")
-    << o.prove_ms << " ms of simulated kernels); " << o.partitions << " partitions of a 2^"
-    << o.log_domain << " domain (" << format_bytes(est.witness + est.inputs) << " of witness and a, b, c"
-    << (upload ? "" : ", " + format_bytes(est.working) + " of working copies") << ")"
-    << (o.pool ? ", pool " + format_bytes(o.pool) : ", pageable");
-  r.backend = b.str();
+  r.backend = fmt::format(
+      "{}{} ms of simulated kernels); {} partitions of a 2^{} domain ({} of witness and a, b, c{}){}",
+      upload ? "cuda-upload (witness, a, b, c copied to the GPU for real, "
+             : "cpu-like (the CPU backend's 4 working copies allocated and written on the "
+               "worker's thread, ",
+      o.prove_ms, o.partitions, o.log_domain, format_bytes(est.witness + est.inputs),
+      upload ? "" : ", " + format_bytes(est.working) + " of working copies",
+      o.pool ? ", pool " + format_bytes(o.pool) : ", pageable");
   for (const char* mode : {"off", "message", "inline"}) {
     log << "backlog: purges " << mode << "\n";
     r.backlog.push_back(run_backlog(o, mode, upload));
@@ -562,16 +559,15 @@ void print_memory_bench(std::ostream& out, const memory_bench_report& r) {
   out << "Purge vs trim: the same heap freed from another thread, then returned to the kernel\n";
   out << "  heap           allocator  free ms  in free()   release call      release ms  returned   ms/GiB\n";
   for (const auto& h : r.heaps) {
-    out << "  " << std::left << std::setw(15) << shape_name(h) << std::setw(11) << h.allocator;
+    out << fmt::format("  {:<15}{:<11}", shape_name(h), h.allocator);
     if (!h.error.empty()) {
       out << "not measured: " << h.error << "\n";
       continue;
     }
-    out << std::right << std::setw(7) << fixed(h.free_ms) << "  " << std::setw(9)
-        << format_bytes(h.returned_in_free()) << "   " << std::left << std::setw(17) << h.release
-        << std::right << std::setw(10) << fixed(h.release_ms) << "  " << std::setw(9)
-        << format_bytes(h.returned_by_release()) << std::setw(9)
-        << (h.returned_by_release() ? fixed(h.ms_per_gib(), 0) : std::string("-")) << "\n";
+    out << fmt::format("{:>7.1f}  {:>9}   {:<17}{:>10.1f}  {:>9}{:>9}\n", h.free_ms,
+                       format_bytes(h.returned_in_free()), h.release, h.release_ms,
+                       format_bytes(h.returned_by_release()),
+                       h.returned_by_release() ? fixed(h.ms_per_gib(), 0) : std::string("-"));
   }
   out << "  jemalloc purges one arena, on the thread that asks (proofline: the memory manager's);\n"
          "  glibc's trim walks every arena of the process, on the caller's thread.\n\n";
@@ -580,19 +576,18 @@ void print_memory_bench(std::ostream& out, const memory_bench_report& r) {
   out << "  purges    gap p50 ms  p99 ms  max ms   purges  purge ms (max)   on GPU worker  ran on"
          "               peak RSS   wall ms\n";
   for (const auto& b : r.backlog) {
-    out << "  " << std::left << std::setw(9) << b.mode;
+    out << fmt::format("  {:<9}", b.mode);
     if (!b.ok) {
       out << "failed: " << b.error << "\n";
       continue;
     }
     std::string threads;
     for (const auto& t : b.threads) threads += (threads.empty() ? "" : ",") + t;
-    out << std::right << std::setw(10) << fixed(b.gap_p50_ms, 2) << std::setw(8)
-        << fixed(b.gap_p99_ms, 2) << std::setw(8) << fixed(b.gap_max_ms, 2) << std::setw(9)
-        << b.purges << std::setw(10) << fixed(b.purge_ms) << " (" << std::setw(5)
-        << fixed(b.purge_max_ms) << ")" << std::setw(12) << fixed(b.purge_on_gpu_thread_ms) << " ms  "
-        << std::left << std::setw(18) << (threads.empty() ? "-" : threads) << std::right
-        << std::setw(11) << format_bytes(b.peak_rss) << std::setw(10) << fixed(b.wall_ms, 0) << "\n";
+    out << fmt::format("{:>10.2f}{:>8.2f}{:>8.2f}{:>9}{:>10.1f} ({:>5.1f}){:>12.1f} ms  {:<18}"
+                       "{:>11}{:>10.0f}\n",
+                       b.gap_p50_ms, b.gap_p99_ms, b.gap_max_ms, b.purges, b.purge_ms,
+                       b.purge_max_ms, b.purge_on_gpu_thread_ms, threads.empty() ? "-" : threads,
+                       format_bytes(b.peak_rss), b.wall_ms);
   }
   out << "  gap: end of one partition's kernels to the start of the next's on the GPU worker.\n"
          "  off: purge requests only counted; message: the memory manager purges the named arena\n"

@@ -15,11 +15,11 @@
 #include <ostream>
 #include <string>
 #include <sys/stat.h>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "base/parallel.hpp"
 #include "bench/registry.hpp"
 #include "zk/curves.hpp"
 #include "zk/formats/error.hpp"
@@ -84,7 +84,7 @@ double time_witness(const key_read_options& o, const zk::groth16::key_ptr& key, 
 }
 
 int run_key_read(const key_read_options& o, std::ostream& out, std::ostream& err) {
-  const unsigned threads = o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = o.threads ? o.threads : base::hardware_threads();
   std::ofstream json;
   if (!o.json.empty()) {
     json.open(o.json, std::ios::trunc);

@@ -19,12 +19,13 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <fmt/format.h>
 
 namespace {
 
@@ -73,7 +74,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (i + 1 >= argc) {
-      std::fprintf(stderr, "proofline-trim-baseline: %s needs a value\n", arg.c_str());
+      fmt::print(stderr, "proofline-trim-baseline: {} needs a value\n", arg);
       return 2;
     }
     const char* value = argv[++i];
@@ -82,8 +83,8 @@ int main(int argc, char** argv) {
               : arg == "--keep-every" ? (keep_every = std::strtoull(value, nullptr, 10), true)
                                       : false;
     if (!ok) {
-      std::fprintf(stderr,
-                   "usage: proofline-trim-baseline [--bytes SIZE] [--chunk SIZE] [--keep-every N]\n");
+      fmt::print(stderr,
+                 "usage: proofline-trim-baseline [--bytes SIZE] [--chunk SIZE] [--keep-every N]\n");
       return 2;
     }
   }
@@ -113,15 +114,13 @@ int main(int argc, char** argv) {
   double trim_ms = time_ms([&] { trimmed = malloc_trim(0); });
   uint64_t rss_trimmed = rss_bytes();
   bool jemalloc = dlsym(RTLD_DEFAULT, "mallctl") != nullptr;
-  std::printf(
-      "{\"allocator\": \"glibc\", \"release\": \"malloc_trim(0)\", \"jemalloc_linked\": %s, "
-      "\"bytes\": %llu, \"chunk\": %llu, "
-      "\"keep_every\": %llu, \"alloc_ms\": %.3f, \"free_ms\": %.3f, \"trim_ms\": %.3f, "
-      "\"trim_returned\": %d, \"rss_allocated\": %llu, \"rss_freed\": %llu, \"rss_trimmed\": %llu}\n",
-      jemalloc ? "true" : "false", static_cast<unsigned long long>(bytes),
-      static_cast<unsigned long long>(chunk), static_cast<unsigned long long>(keep_every), alloc_ms,
-      free_ms, trim_ms, trimmed, static_cast<unsigned long long>(rss_allocated),
-      static_cast<unsigned long long>(rss_freed), static_cast<unsigned long long>(rss_trimmed));
+  fmt::print(
+      "{{\"allocator\": \"glibc\", \"release\": \"malloc_trim(0)\", \"jemalloc_linked\": {}, "
+      "\"bytes\": {}, \"chunk\": {}, "
+      "\"keep_every\": {}, \"alloc_ms\": {:.3f}, \"free_ms\": {:.3f}, \"trim_ms\": {:.3f}, "
+      "\"trim_returned\": {}, \"rss_allocated\": {}, \"rss_freed\": {}, \"rss_trimmed\": {}}}\n",
+      jemalloc, bytes, chunk, keep_every, alloc_ms, free_ms, trim_ms, trimmed, rss_allocated,
+      rss_freed, rss_trimmed);
   for (auto p : blocks) std::free(p);
   std::free(sentinel);
   return 0;

@@ -11,10 +11,11 @@
 // proof does not verify, 2 on unreadable input.
 #include <algorithm>
 #include <ctime>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -59,7 +60,7 @@ int bench(const std::string& dir, unsigned runs) {
   const auto key = groth16::prepare<C>(vk);
   const auto v = groth16::verify<C>(key, proof, pub.data(), pub.size());
   if (!v.ok) {
-    std::fprintf(stderr, "%s: the proof does not verify: %s\n", dir.c_str(), v.reason.c_str());
+    fmt::print(stderr, "{}: the proof does not verify: {}\n", dir, v.reason);
     return 1;
   }
   const double prepare = median_us(std::max(1u, runs / 10), [&] {
@@ -76,8 +77,8 @@ int bench(const std::string& dir, unsigned runs) {
   });
   const double g1 = median_us(runs, [&] { sink = pairing::in_subgroup<C>(proof.a); });
   const double g2 = median_us(runs, [&] { sink = pairing::in_subgroup<C>(proof.b); });
-  std::printf("%-10s %-40s %4zu %10.0f %10.0f %10.0f %10.0f %10.0f %10.0f\n", C::name, dir.c_str(),
-              pub.size(), whole, miller, final_exp, g1, g2, prepare);
+  fmt::print("{:<10} {:<40} {:>4} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.0f} {:>10.0f}\n", C::name,
+             dir, pub.size(), whole, miller, final_exp, g1, g2, prepare);
   return 0;
 }
 
@@ -93,11 +94,11 @@ int main(int argc, char** argv) {
       dirs.push_back(argv[i]);
   }
   if (dirs.empty()) {
-    std::fprintf(stderr, "usage: proofline-verify-bench DIR... [--runs N]\n");
+    fmt::print(stderr, "usage: proofline-verify-bench DIR... [--runs N]\n");
     return 2;
   }
-  std::printf("%-10s %-40s %4s %10s %10s %10s %10s %10s %10s\n", "curve", "dir", "pub", "verify_us",
-              "miller_us", "final_us", "g1_sub_us", "g2_sub_us", "prepare_us");
+  fmt::print("{:<10} {:<40} {:>4} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "curve", "dir", "pub",
+             "verify_us", "miller_us", "final_us", "g1_sub_us", "g2_sub_us", "prepare_us");
   int rc = 0;
   for (const auto& dir : dirs) {
     try {
@@ -108,7 +109,7 @@ int main(int argc, char** argv) {
                                                  : 2;
       rc = std::max(rc, r);
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s: %s\n", dir.c_str(), e.what());
+      fmt::print(stderr, "{}: {}\n", dir, e.what());
       rc = 2;
     }
   }

@@ -3,7 +3,8 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
-#include <sstream>
+
+#include "base/text.hpp"
 
 namespace proofline::gpu {
 
@@ -185,12 +186,10 @@ std::optional<unsigned> nvml_index_of_cuda_device(int cuda_device,
   if (cuda_device < 0) return std::nullopt;
   const char* env = std::getenv("CUDA_VISIBLE_DEVICES");
   if (!env || !*env) return static_cast<unsigned>(cuda_device);
-  std::vector<std::string> entries;
-  std::stringstream list(env);
-  for (std::string e; std::getline(list, e, ',');) {
+  std::vector<std::string> entries = base::split(env, ',');
+  for (std::string& e : entries) {
     while (!e.empty() && e.front() == ' ') e.erase(e.begin());
     while (!e.empty() && e.back() == ' ') e.pop_back();
-    entries.push_back(e);
   }
   if (static_cast<size_t>(cuda_device) >= entries.size()) return std::nullopt;
   const std::string& e = entries[cuda_device];

@@ -62,9 +62,10 @@ memory::pinner cuda_pinner() {
   memory::pinner p;
   p.name = "cudaHostRegister";
   p.pin = [](void* ptr, std::size_t bytes, std::string* why) {
-    // Fresh pages are faulted in and zeroed as they are registered: 2.5 GiB
-    // take ~0.8 s on the H200 host (faulting them in from 16 threads first
-    // was slower: 1.2 s), so the memory manager runs this on its own thread.
+    // Fresh pages are faulted in and zeroed as they are registered, which is
+    // slow for a pool of gigabytes (faulting them in from many threads first
+    // was slower still; docs/BENCHMARKS.md, "Memory"), so the memory manager
+    // runs this on its own thread.
     // Portable: pinned for every device's context, not only the current one
     // (one pool serves every GPU worker).
     cudaError_t e = cudaHostRegister(ptr, bytes, cudaHostRegisterPortable);

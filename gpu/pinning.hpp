@@ -3,8 +3,8 @@
 // or actors/ knowing about CUDA.
 //
 //   cuda_pinner()          cudaHostRegister / cudaHostUnregister as a
-//                          memory::pinner; pinning 4 GiB takes 0.17 s on the
-//                          GPU host (docs/BENCHMARKS.md), so the pool pins once
+//                          memory::pinner; pinning is slow (docs/BENCHMARKS.md,
+//                          "Memory"), so the pool pins once
 //   h2d_gbps(...)          measured host-to-device copy rate from a given
 //                          host range (pool block or pageable buffer)
 //   h2d_gbps_host_alloc()  the same from cudaHostAlloc memory: the pinned

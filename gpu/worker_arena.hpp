@@ -31,7 +31,7 @@ namespace proofline::gpu {
 class arena_backend final : public backend {
  public:
   arena_backend(std::shared_ptr<backend> inner, memory::arena_ptr arena, std::string thread_name)
-      : inner_(std::move(inner)), arena_(std::move(arena)), thread_name_(std::move(thread_name)) {}
+      : inner_(std::move(inner)), thread_{std::move(arena), true, std::move(thread_name)} {}
 
   const char* kind() const override { return inner_->kind(); }
   std::string describe() const override { return inner_->describe(); }
@@ -61,12 +61,10 @@ class arena_backend final : public backend {
 
  private:
   /// On the worker's thread, once: name it and send its allocations to its arena.
-  void bind() { memory::bind_thread_once(ready_, thread_name_, arena_); }
+  void bind() { thread_.bind(); }
 
   std::shared_ptr<backend> inner_;
-  memory::arena_ptr arena_;
-  std::string thread_name_;
-  bool ready_ = false;
+  memory::thread_binding thread_;
 };
 
 /// `inner` with its calling thread bound to `arena` and named `thread_name`.

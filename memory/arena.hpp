@@ -2,9 +2,9 @@
 // returned to the kernel only when the memory manager says so.
 //
 // Problem: with jemalloc's default decay (dirty_decay_ms = 10 s), a burst of
-// large frees purges pages inside free() on whichever thread frees (measured
-// here: 65% of the pages of a burst purged inline), and glibc's
-// trim walks every arena at once. Either way the purge lands on a
+// large frees purges pages inside free() on whichever thread frees (most of
+// a burst's pages: docs/BENCHMARKS.md, "Memory"), and glibc's trim walks
+// every arena at once. Either way the purge lands on a
 // thread that did not choose it, possibly a GPU worker's.
 //
 // Design: every synthesizer, finalizer and GPU worker owns an `arena` created
@@ -27,9 +27,9 @@
 // arena that a thread was bound to (bind_current_thread) is purged but never
 // destroyed: that thread's own small allocations may still live in it.
 //
-// Cost: create ~20 µs; mallocx/dallocx of a large block a few µs (mmap-free
-// when dirty pages are reused); purge about 50-200 ms per GiB on the
-// development VM, all of it kernel time in madvise.
+// Cost: creating an arena and a large mallocx/dallocx are cheap (no mmap
+// when dirty pages are reused); a purge is kernel time in madvise, in
+// proportion to the bytes it returns (per GiB: docs/BENCHMARKS.md, "Memory").
 #pragma once
 
 #include <cstddef>

@@ -1,11 +1,11 @@
 // The pinned pool: host memory the GPU reads, pinned once, counted once in
 // the budget, reused for every partition and never purged.
 //
-// Problem: an upload from pageable memory runs at 7.9 GB/s on the GPU host
-// against 55 GB/s from pinned memory (docs/BENCHMARKS.md), but pinning is slow:
-// cudaHostRegister of 4 GiB takes 0.17 s, cudaHostAlloc of 4 GiB 2 s. Pinning
-// per partition would cost more than it saves; copying into a pinned staging
-// buffer costs a host memcpy of every byte.
+// Problem: an upload from pageable memory runs at a fraction of the rate from
+// pinned memory, but pinning is slow, with cudaHostRegister and with
+// cudaHostAlloc alike (docs/BENCHMARKS.md, "Memory"). Pinning per partition
+// would cost more than it saves; copying into a pinned staging buffer costs a
+// host memcpy of every byte.
 //
 // Design: one anonymous mapping of `capacity` bytes, pinned in steps from
 // its start (the pinner is injected: memory/ knows nothing of CUDA;
@@ -72,8 +72,8 @@ class pinned_pool {
   /// Maps `capacity` bytes (rounded up to a page, > 0) and pins them once
   /// with `pin` if given; a failed pin leaves ordinary pages (pinned() false,
   /// the reason in pin_error()). Throws std::runtime_error if the mapping
-  /// fails. Pinning fresh pages costs ~0.3 s per GiB on the GPU host (they
-  /// are faulted in and zeroed as they are registered).
+  /// fails. Pinning fresh pages is slow: they are faulted in and zeroed as
+  /// they are registered.
   ///
   /// With `later`, nothing is pinned here: pin_task() does it on another
   /// thread while blocks are already in use. Buffers made from a block say

@@ -2,7 +2,7 @@
 // identity of the calling thread, so the memory manager can report peak RSS
 // beside its peak reservation and say on which thread each purge ran.
 //
-//   current_rss()     /proc/self/statm, resident pages × page size (~10 µs)
+//   current_rss()     /proc/self/statm, resident pages × page size (one small read)
 //   peak_rss()        VmHWM of /proc/self/status: the kernel's own high-water
 //                     mark, so no sampling interval can miss a peak
 //   reset_peak_rss()  writes "5" to /proc/self/clear_refs (Linux >= 4.0), so a

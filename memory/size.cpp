@@ -2,7 +2,8 @@
 
 #include <cctype>
 #include <cmath>
-#include <cstdio>
+
+#include <fmt/format.h>
 
 namespace proofline::memory {
 
@@ -17,12 +18,8 @@ std::string format_bytes(uint64_t bytes) {
   }
   // One decimal, rounded; 1023.96 KiB prints as "1024 KiB", which is honest.
   double tenths = std::round(v * 10.0);
-  char text[32];
-  if (std::fmod(tenths, 10.0) == 0.0)
-    std::snprintf(text, sizeof(text), "%.0f %s", tenths / 10.0, units[u]);
-  else
-    std::snprintf(text, sizeof(text), "%.1f %s", tenths / 10.0, units[u]);
-  return text;
+  if (std::fmod(tenths, 10.0) == 0.0) return fmt::format("{:.0f} {}", tenths / 10.0, units[u]);
+  return fmt::format("{:.1f} {}", tenths / 10.0, units[u]);
 }
 
 std::optional<uint64_t> parse_size(std::string_view text) {

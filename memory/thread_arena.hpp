@@ -11,13 +11,30 @@
 
 namespace proofline::memory {
 
-/// On the calling thread, once (`bound` remembers it): names the thread
-/// `name` and binds it to `arena` (none: the thread keeps its default arena).
-inline void bind_thread_once(bool& bound, const std::string& name, const arena_ptr& arena) {
-  if (bound) return;
-  bound = true;
-  set_thread_name(name);
-  if (arena) arena->bind_current_thread();
-}
+/// The thread an actor runs on and the arena that thread allocates from.
+/// Part of the actor's configuration; bind() runs on the actor's thread.
+struct thread_binding {
+  /// The arena the thread allocates from; null: its default arena.
+  arena_ptr arena;
+  /// The actor runs on a thread of its own (detached); false leaves the
+  /// thread as it is (actors on a shared scheduler, as in deterministic tests).
+  bool own_thread = false;
+  /// The thread's name (15 characters at most).
+  std::string name;
+  /// Bound and named already (on the first message).
+  bool bound = false;
+
+  /// On the calling thread, once and only with own_thread: names it `name`
+  /// and binds it to `arena`.
+  void bind() {
+    if (!own_thread || bound) return;
+    bound = true;
+    set_thread_name(name);
+    if (arena) arena->bind_current_thread();
+  }
+
+  /// The arena the thread is bound to, or -1 (not bound, or no arena).
+  int bound_arena() const { return bound && arena ? arena->index() : -1; }
+};
 
 }  // namespace proofline::memory

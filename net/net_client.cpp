@@ -10,7 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-namespace proofline::app {
+namespace proofline::net {
 
 void add_client_options(CLI::App& app, client_options& o) {
   app.add_option("--connect", o.connect, "The server's HOST:PORT")
@@ -181,4 +181,4 @@ std::optional<std::vector<job_report>> client_session::wait(const std::vector<su
   return reports;
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::net

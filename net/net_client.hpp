@@ -28,7 +28,7 @@ namespace CLI {
 class App;
 }
 
-namespace proofline::app {
+namespace proofline::net {
 
 /// What every client command takes.
 struct client_options {
@@ -109,4 +109,4 @@ class client_session {
 /// Whether `out` is std::cout and stdout is a terminal.
 bool is_tty(const std::ostream& out);
 
-}  // namespace proofline::app
+}  // namespace proofline::net

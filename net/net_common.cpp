@@ -13,7 +13,6 @@
 #include <fstream>
 #include <limits>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -24,7 +23,7 @@
 #include "net/tls_credentials.hpp"
 #include "zk/formats/whole_file.hpp"
 
-namespace proofline::app {
+namespace proofline::net {
 
 namespace {
 
@@ -236,4 +235,4 @@ std::string read_text(const std::string& path) {
   return zk::formats::read_whole_file(path, max_text_file_bytes);
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::net

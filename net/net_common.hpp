@@ -25,7 +25,7 @@ namespace CLI {
 class App;
 }
 
-namespace proofline::app {
+namespace proofline::net {
 
 /// Default address of `serve --listen` and of the clients' --connect.
 inline constexpr const char* default_endpoint = "127.0.0.1:7470";
@@ -119,4 +119,4 @@ inline constexpr uint64_t max_text_file_bytes = uint64_t(64) << 20;
 std::vector<uint8_t> read_bytes(const std::string& path);
 std::string read_text(const std::string& path);
 
-}  // namespace proofline::app
+}  // namespace proofline::net

@@ -20,7 +20,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-namespace proofline::app {
+namespace proofline::net {
 
 namespace {
 
@@ -238,4 +238,4 @@ void tls_issue(const std::string& ca_dir, const std::string& out_dir, const std:
   if (!publish(tmp, out_dir)) throw std::runtime_error(out_dir + ": created meanwhile by another process");
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::net

@@ -18,7 +18,7 @@
 
 #include <string>
 
-namespace proofline::app {
+namespace proofline::net {
 
 /// OpenSSL's error queue of this thread as text (emptying it), or "unknown
 /// OpenSSL error".
@@ -53,4 +53,4 @@ bool tls_init(const std::string& dir, const std::string& name);
 /// std::runtime_error naming the path on failure.
 void tls_issue(const std::string& ca_dir, const std::string& out_dir, const std::string& name);
 
-}  // namespace proofline::app
+}  // namespace proofline::net

@@ -6,6 +6,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 namespace proofline::observe {
 
 using base::fixed;
@@ -18,12 +20,8 @@ std::string duration(double ms) {
   double s = ms / 1000.0;
   if (s < 60) return fixed(s, 1) + " s";
   auto whole = static_cast<long>(std::llround(s));
-  char buf[64];
-  if (whole < 3600)
-    std::snprintf(buf, sizeof(buf), "%ld min %02ld s", whole / 60, whole % 60);
-  else
-    std::snprintf(buf, sizeof(buf), "%ld h %02ld min", whole / 3600, (whole % 3600) / 60);
-  return buf;
+  if (whole < 3600) return fmt::format("{} min {:02} s", whole / 60, whole % 60);
+  return fmt::format("{} h {:02} min", whole / 3600, (whole % 3600) / 60);
 }
 
 }  // namespace
@@ -59,7 +57,7 @@ void progress_display::update(const progress_state& s) {
     line.resize(ws.ws_col - 1);
   std::lock_guard<std::mutex> lock(mutex_);
   // Carriage return, the line, then erase whatever a longer line left behind.
-  std::fprintf(stream_, "\r%s\033[K", line.c_str());
+  fmt::print(stream_, "\r{}\033[K", line);
   std::fflush(stream_);
   shown_ = true;
 }
@@ -72,7 +70,7 @@ void progress_display::clear() {
 
 void progress_display::erase() {
   if (!shown_) return;
-  std::fprintf(stream_, "\r\033[K");
+  fmt::print(stream_, "\r\033[K");
   std::fflush(stream_);
   shown_ = false;
 }

@@ -1,16 +1,12 @@
 #include "observe/prometheus.hpp"
 
-#include <cstdio>
+#include <fmt/format.h>
 
 namespace proofline::observe {
 
 namespace {
 
-std::string number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%.9g", v);
-  return buf;
-}
+std::string number(double v) { return fmt::format("{:.9g}", v); }
 
 /// One metric family: HELP and TYPE lines, then samples.
 class family {

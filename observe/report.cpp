@@ -2,9 +2,9 @@
 
 #include <tuple>
 #include <algorithm>
-#include <cstdio>
 #include <ctime>
 #include <map>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace proofline::observe {
@@ -186,11 +186,8 @@ std::string iso8601_utc(std::chrono::system_clock::time_point t) {
   std::time_t secs = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&secs, &tm);
-  char buf[64];
-  std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                static_cast<int>(ms % 1000));
-  return buf;
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(ms % 1000));
 }
 
 run_report build_report(const run_record& rec) {

@@ -207,10 +207,10 @@ std::string report_json(const run_report& r, int indent = 2);
 
 /// NVML's utilization.gpu is the share of the driver's last sample period
 /// with a kernel running, and the value read is held until the next period
-/// ends: on the H200 each value stays for two 10 Hz reads (a period of
-/// ~1/6-1/5 s), so a read reflects up to two periods, ~0.4 s, before it. A
-/// read taken less than that after the window opens still counts time from
-/// before it. (Other products use periods of up to 1 s.)
+/// ends, so a read reflects up to two periods before it (how long that is on
+/// the H200: docs/BENCHMARKS.md, "Earlier runs, same day"). A read taken less
+/// than that after the window opens still counts time from before it. (Other
+/// products use periods of up to 1 s.)
 inline constexpr double nvml_lookback_ms = 400;
 
 /// Mean NVML utilization.gpu (as a fraction) of NVML device `nvml_index`

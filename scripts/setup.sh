@@ -24,6 +24,7 @@ packages=(
   libjemalloc-dev         # per-actor arenas
   nlohmann-json3-dev      # job files, proof.json, reports
   libcli11-dev            # command line
+  libfmt-dev              # text formatting (base/text.hpp; spdlog uses it too)
   libspdlog-dev           # structured logs
   libssl-dev              # TLS through CAF's OpenSSL module
   libsqlite3-dev          # serve --state: the job journal

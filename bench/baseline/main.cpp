@@ -12,11 +12,11 @@
 #include <algorithm>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "base/exit_codes.hpp"
+#include "base/text.hpp"
 #include "actors/prover_ops.hpp"
 #include "jobs/job_file.hpp"
 #include "bench/baseline/engine.hpp"
@@ -57,8 +57,7 @@ std::optional<std::vector<int>> gpu_ids(const std::string& text, int visible, st
     for (int d = 0; d < visible; ++d) ids.push_back(d);
     return ids;
   }
-  std::istringstream in(text);
-  for (std::string item; std::getline(in, item, ',');) {
+  for (const std::string& item : base::split(text, ',')) {
     if (item.empty() || item.size() > 4 ||
         item.find_first_not_of("0123456789") != std::string::npos) {
       error = "--gpus " + text + ": expected all or device ids like 0,1";

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "memory/arena.hpp"
@@ -44,12 +44,6 @@ observe::device_utilization utilization_of(const std::vector<observe::device_uti
   observe::device_utilization none;
   none.device = d;
   return none;
-}
-
-std::string format(const char* fmt, double a, double b = 0, double c = 0, double d = 0) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, fmt, a, b, c, d);
-  return buf;
 }
 
 }  // namespace
@@ -184,31 +178,35 @@ void print_summary(std::ostream& out, const engine_result& r,
                    const std::vector<device_info>& devices) {
   const double wall_s = r.wall_ms / 1000.0;
   out << "baseline: " << r.proofs << " proof(s), " << r.failed << " failed, in "
-      << format("%.3f s (%.2f proofs/s; keys loaded in %.3f s)", wall_s,
-                wall_s > 0 ? static_cast<double>(r.proofs) / wall_s : 0.0, r.load_ms / 1000.0)
+      << fmt::format("{:.3f} s ({:.2f} proofs/s; keys loaded in {:.3f} s)", wall_s,
+                     wall_s > 0 ? static_cast<double>(r.proofs) / wall_s : 0.0, r.load_ms / 1000.0)
       << "\n";
   auto util = observe::summarize(timelines(r));
   for (std::size_t d = 0; d < devices.size(); ++d) {
     auto u = utilization_of(util, static_cast<int>(d));
     out << "device " << d << " (" << devices[d].name << ", " << devices[d].lanes
         << " lane(s)): " << u.partitions << " partition(s), busy "
-        << format("%.1f%% of %.1f ms; hand-off gap p50 %.3f ms, p99 %.3f ms",
-                  100.0 * u.busy_fraction, u.wall_ms, u.gap_p50_ms, u.gap_p99_ms)
-        << format(", max %.3f ms", u.gap_max_ms) << "\n";
+        << fmt::format("{:.1f}% of {:.1f} ms; hand-off gap p50 {:.3f} ms, p99 {:.3f} ms, "
+                       "max {:.3f} ms",
+                       100.0 * u.busy_fraction, u.wall_ms, u.gap_p50_ms, u.gap_p99_ms,
+                       u.gap_max_ms)
+        << "\n";
   }
   const auto& t = r.tracker.trims;
   const auto& w = r.tracker.waits[static_cast<int>(role::gpu_worker)];
   out << "tracker: " << t.count << " malloc_trim(0) under the lock, "
-      << format(
-             "%.1f ms in all, max %.1f ms; GPU workers waited %.1f ms for the lock (max %.1f ms)",
+      << fmt::format(
+             "{:.1f} ms in all, max {:.1f} ms; GPU workers waited {:.1f} ms for the lock "
+             "(max {:.1f} ms)",
              t.total_ms, t.max_ms, w.total_ms, w.max_ms)
       << "\n";
   const auto& h = r.heap_samples ? r.heap_peak : r.heap_end;
   out << "glibc heap (" << (r.heap_samples ? "peak of the samples" : "at the end") << "): "
       << h.arenas << " arenas, "
-      << format("%.2f GiB from the system, %.2f GiB of it free (%.1f%%), %.2f GiB mapped whole",
-                h.arena_bytes / 1073741824.0, h.free_bytes / 1073741824.0,
-                100.0 * h.fragmentation(), h.mmap_bytes / 1073741824.0)
+      << fmt::format("{:.2f} GiB from the system, {:.2f} GiB of it free ({:.1f}%), "
+                     "{:.2f} GiB mapped whole",
+                     h.arena_bytes / 1073741824.0, h.free_bytes / 1073741824.0,
+                     100.0 * h.fragmentation(), h.mmap_bytes / 1073741824.0)
       << "\n";
   for (const auto& rec : r.tracker.parts)
     if (!rec.error.empty())

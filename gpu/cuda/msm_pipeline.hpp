@@ -116,8 +116,8 @@ constexpr uint32_t reduce_final = 16;
 constexpr uint32_t reduce_fan_in = 4;
 
 /// Work estimate in mixed additions: n*W bucket additions plus a bucket's
-/// share of everything per bucket, which H200 measurements put at about 10
-/// mixed additions for one pass. That share is taken as half per pass
+/// share of everything per bucket, weighted as 10 mixed additions for one
+/// pass (fitted on the GPU: docs/BENCHMARKS.md, "Constants tuned on the GPU"). That share is taken as half per pass
 /// (partials, runsum: paid again by every chunk of a chunked MSM) and half
 /// once (reduction); the split is an estimate, not a measurement.
 inline double shape_cost(std::size_t n, unsigned bits, unsigned c, bool fixed_base, unsigned passes = 1) {

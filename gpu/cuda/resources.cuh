@@ -121,7 +121,7 @@ class device_buffer {
 };
 
 /// count elements of T in pinned (page-locked) host memory, for DMA.
-/// cudaHostAlloc is slow for large sizes (2 s for 4 GiB on the GPU host):
+/// cudaHostAlloc is slow for large sizes (docs/BENCHMARKS.md, "Memory"):
 /// allocate once and reuse.
 template <class T>
 class pinned_buffer {

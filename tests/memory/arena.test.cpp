@@ -8,11 +8,14 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "memory/arena.hpp"
 #include "memory/process.hpp"
+#include "memory/thread_arena.hpp"
 
 using namespace proofline::memory;
 
@@ -132,4 +135,32 @@ TEST_CASE("an arena outlives its handle while buffers remain, and is destroyed a
   CHECK(read_arena_stats(index).has_value());
   b.reset();  // last buffer: arena.<i>.destroy
   CHECK_FALSE(read_arena_stats(index).has_value());
+}
+
+TEST_CASE("a thread binding names and binds its own thread once, and leaves a shared one alone") {
+  thread_binding own{make_arena(), true, "pl.test"};
+  REQUIRE(static_cast<bool>(own.arena));
+  std::string name;
+  std::optional<unsigned> where;
+  int bound_arena = -2;
+  std::thread([&] {
+    own.bind();
+    own.bind();  // once: a second call changes nothing
+    name = thread_name();
+    void* p = std::malloc(1 << 20);
+    where = arena_of(p);
+    std::free(p);
+    bound_arena = own.bound_arena();
+  }).join();
+  CHECK(name == "pl.test");
+  REQUIRE(where.has_value());
+  CHECK(*where == static_cast<unsigned>(own.arena->index()));
+  CHECK(bound_arena == own.arena->index());
+
+  thread_binding shared{make_arena(), false, "pl.shared"};
+  std::string before = thread_name();
+  shared.bind();
+  CHECK_FALSE(shared.bound);
+  CHECK(shared.bound_arena() == -1);
+  CHECK(thread_name() == before);
 }

@@ -9,11 +9,12 @@
 #include <cstring>
 #include <filesystem>
 #include <future>
-#include <iomanip>
 #include <mutex>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "base/text.hpp"
 #include "base/thread_pool.hpp"
 #include "zk/dev/fixed_base_engine.hpp"
 #include "zk/dev/gt.hpp"
@@ -30,6 +31,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using base::fixed;
 using clock_type = std::chrono::steady_clock;
 
 constexpr const char* zkey_name = "circuit.zkey";
@@ -44,12 +46,6 @@ std::string witness_name(uint32_t i) { return "witness_" + std::to_string(i) + "
 
 double since(clock_type::time_point t) {
   return std::chrono::duration<double>(clock_type::now() - t).count();
-}
-
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
 }
 
 std::string curve_label(curve_id c) {
@@ -260,51 +256,53 @@ setup_result run_setup(const setup_options& opts, const setup_log& log) {
 }
 
 std::string readme_text(const setup_options& o, const setup_result& r) {
-  std::ostringstream s;
-  s << "proofline development setup -- INSECURE: FOR BENCHMARKS AND TESTS ONLY\n"
-       "=======================================================================\n"
-       "\n"
-       "The Groth16 proving key in this directory was made from KNOWN toxic waste\n"
-       "(tau, alpha, beta, gamma, delta), derived from the seed below and listed in\n"
-       "toxic_waste.json. Anyone with this directory, or just the seed, can forge\n"
-       "proofs that verification_key.json accepts. Never use it to secure anything:\n"
-       "real circuits need a trusted-setup ceremony (snarkjs powersoftau, then\n"
-       "snarkjs groth16 setup and zkey contribute).\n"
-       "\n"
-       "Made by:\n  "
-    << command_line(o)
-    << "\n"
-       "\n"
-       "Circuit: a random sparse R1CS with the shape of real ones (not a meaningful\n"
-       "computation): boolean, and/xor, select, product-of-sums and linear rows.\n"
-       "  curve            "
-    << curve_label(o.curve) << "\n  constraints      " << o.constraints << " + " << o.n_public + 1
-    << " public-input rows\n  domain           " << r.domain_size << "\n  variables        "
-    << r.n_vars << " (w0 = 1, " << o.n_public << " public)\n  A/B coefficients " << r.n_coefs
-    << "\n  witness values   " << fixed(100 * r.boolean_fraction, 1)
-    << "% are 0 or 1 (witness_0.wtns)\n"
-       "\n"
-       "Files:\n"
-       "  circuit.zkey            snarkjs Groth16 proving key (sections 1-10; section 10\n"
-       "                          holds an INSECURE banner and one contribution named\n"
-       "                          INSECURE, not a ceremony's contributions)\n"
-       "  witness_<i>.wtns        "
-    << o.witnesses << " satisfying witnesses (i = 0.." << o.witnesses - 1
-    << ")\n"
-       "  verification_key.json   snarkjs verification key\n"
-       "  jobs.json               one job proving every witness as a partition; outputs\n"
-       "                          go to out/ (proof_<i>.json, public_<i>.json, result.json)\n"
-       "  toxic_waste.json        the secret scalars: the reason this is insecure\n"
-       "  README.txt              this file\n"
-       "\n"
-       "Prove and verify (from this directory):\n"
-       "  proofline run jobs.json\n"
-       "  snarkjs groth16 verify verification_key.json out/public_0.json out/proof_0.json\n"
-       "or every proof at once, from the proofline source tree:\n"
-       "  scripts/verify-proofs.sh <this dir>/verification_key.json <this dir>/out\n"
-       "snarkjs proves with the same files too:\n"
-       "  snarkjs groth16 prove circuit.zkey witness_0.wtns proof.json public.json\n";
-  return s.str();
+  return fmt::format(
+      "proofline development setup -- INSECURE: FOR BENCHMARKS AND TESTS ONLY\n"
+      "=======================================================================\n"
+      "\n"
+      "The Groth16 proving key in this directory was made from KNOWN toxic waste\n"
+      "(tau, alpha, beta, gamma, delta), derived from the seed below and listed in\n"
+      "toxic_waste.json. Anyone with this directory, or just the seed, can forge\n"
+      "proofs that verification_key.json accepts. Never use it to secure anything:\n"
+      "real circuits need a trusted-setup ceremony (snarkjs powersoftau, then\n"
+      "snarkjs groth16 setup and zkey contribute).\n"
+      "\n"
+      "Made by:\n"
+      "  {command}\n"
+      "\n"
+      "Circuit: a random sparse R1CS with the shape of real ones (not a meaningful\n"
+      "computation): boolean, and/xor, select, product-of-sums and linear rows.\n"
+      "  curve            {curve}\n"
+      "  constraints      {constraints} + {public_rows} public-input rows\n"
+      "  domain           {domain}\n"
+      "  variables        {vars} (w0 = 1, {publics} public)\n"
+      "  A/B coefficients {coefs}\n"
+      "  witness values   {boolean:.1f}% are 0 or 1 (witness_0.wtns)\n"
+      "\n"
+      "Files:\n"
+      "  circuit.zkey            snarkjs Groth16 proving key (sections 1-10; section 10\n"
+      "                          holds an INSECURE banner and one contribution named\n"
+      "                          INSECURE, not a ceremony's contributions)\n"
+      "  witness_<i>.wtns        {witnesses} satisfying witnesses (i = 0..{last})\n"
+      "  verification_key.json   snarkjs verification key\n"
+      "  jobs.json               one job proving every witness as a partition; outputs\n"
+      "                          go to out/ (proof_<i>.json, public_<i>.json, result.json)\n"
+      "  toxic_waste.json        the secret scalars: the reason this is insecure\n"
+      "  README.txt              this file\n"
+      "\n"
+      "Prove and verify (from this directory):\n"
+      "  proofline run jobs.json\n"
+      "  snarkjs groth16 verify verification_key.json out/public_0.json out/proof_0.json\n"
+      "or every proof at once, from the proofline source tree:\n"
+      "  scripts/verify-proofs.sh <this dir>/verification_key.json <this dir>/out\n"
+      "snarkjs proves with the same files too:\n"
+      "  snarkjs groth16 prove circuit.zkey witness_0.wtns proof.json public.json\n",
+      fmt::arg("command", command_line(o)), fmt::arg("curve", curve_label(o.curve)),
+      fmt::arg("constraints", o.constraints), fmt::arg("public_rows", o.n_public + 1),
+      fmt::arg("domain", r.domain_size), fmt::arg("vars", r.n_vars),
+      fmt::arg("publics", o.n_public), fmt::arg("coefs", r.n_coefs),
+      fmt::arg("boolean", 100 * r.boolean_fraction), fmt::arg("witnesses", o.witnesses),
+      fmt::arg("last", o.witnesses - 1));
 }
 
 }  // namespace proofline::zk::dev

@@ -2,7 +2,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
+#include <iterator>
 #include <type_traits>
 
 #include "zk/formats/decimal.hpp"
@@ -24,10 +24,9 @@ class json_file {
   explicit json_file(std::string path) : path_(std::move(path)) {
     std::ifstream in(path_, std::ios::binary);
     if (!in) fail("cannot open");
-    std::stringstream text;
-    text << in.rdbuf();
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     try {
-      root_ = json::parse(text.str());
+      root_ = json::parse(text);
     } catch (const json::parse_error& e) {
       fail(std::string("not valid JSON: ") + e.what());
     }

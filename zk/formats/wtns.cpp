@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <stdexcept>
 
-#include "zk/common/parallel.hpp"
+#include "base/parallel.hpp"
 #include "zk/formats/binfile.hpp"
 #include "zk/formats/primes.hpp"
 
@@ -90,7 +90,7 @@ void read_witness(const std::string& path, const groth16::proving_key_base& key,
   const uint64_t offset = L.values.offset;
   // Chunks are contiguous and the earliest failing one is rethrown, so the
   // message names the first bad value, as a sequential read would.
-  zk::parallel_chunks(info.count, threads, values_per_chunk, [&](std::size_t b, std::size_t e) {
+  base::parallel_chunks(info.count, threads, values_per_chunk, [&](std::size_t b, std::size_t e) {
     f.read(offset + b * C::fr_bytes, out + b, (e - b) * C::fr_bytes);
     for (std::size_t i = b; i < e; ++i)
       if (!(out[i] < r))

@@ -12,11 +12,10 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
-#include "zk/common/parallel.hpp"
+#include "base/parallel.hpp"
 #include "zk/formats/binfile.hpp"
 #include "zk/formats/primes.hpp"
 
@@ -401,7 +400,7 @@ groth16::key_ptr load_typed(const input_file& f, const zkey_layout& L, unsigned 
       threads, std::max<std::size_t>(1, info.domain_size / min_points_per_thread)));
 
   coef_plan plan;
-  zk::run_jobs(count_coef_jobs<C>(f, L.sec[sec_coefs], info, plan), pool);
+  base::run_jobs(count_coef_jobs<C>(f, L.sec[sec_coefs], info, plan), pool);
   for (uint64_t j = 0; j < plan.chunks; ++j) plan.a_before[j + 1] += plan.a_before[j];
   key->coefs_a.resize(plan.a_before[plan.chunks]);
   key->coefs_b.resize(info.n_coefs - plan.a_before[plan.chunks]);
@@ -414,7 +413,7 @@ groth16::key_ptr load_typed(const input_file& f, const zkey_layout& L, unsigned 
   add_point_jobs<C>(jobs, f, L.sec[sec_b2], sec_b2, info.n_vars, key->points_b2);
   add_point_jobs<C>(jobs, f, L.sec[sec_c], sec_c, info.n_private(), key->points_c);
   add_point_jobs<C>(jobs, f, L.sec[sec_h], sec_h, info.domain_size, key->points_h);
-  zk::run_jobs(jobs, pool);
+  base::run_jobs(jobs, pool);
   return key;
 }
 
@@ -428,7 +427,7 @@ groth16::key_info read_zkey_info(const std::string& path) {
 groth16::key_ptr load_zkey(const std::string& path, unsigned threads) {
   input_file f(path);
   zkey_layout L = read_layout(f);
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = base::hardware_threads();
   return visit_curve(L.info.curve,
                      [&](auto curve) { return load_typed<decltype(curve)>(f, L, threads); });
 }

@@ -11,7 +11,7 @@
 #include <system_error>
 #include <vector>
 
-#include "zk/common/parallel.hpp"
+#include "base/parallel.hpp"
 
 #include "zk/ec/ct_mul.hpp"
 
@@ -72,7 +72,7 @@ void accumulate_parallel(const key_vector<coef<C>>& coefs, const key_info& info,
     uint32_t lo = UINT32_MAX, hi = 0;
   };
   std::vector<range> ranges(chunks);
-  parallel_chunks(chunks, static_cast<unsigned>(chunks), 1, [&](std::size_t b, std::size_t e) {
+  base::parallel_chunks(chunks, static_cast<unsigned>(chunks), 1, [&](std::size_t b, std::size_t e) {
     for (std::size_t k = b; k < e; ++k)
       for (std::size_t i = cut[k]; i < cut[k + 1]; ++i) {
         ranges[k].lo = std::min(ranges[k].lo, coefs[i].constraint);
@@ -88,7 +88,7 @@ void accumulate_parallel(const key_vector<coef<C>>& coefs, const key_info& info,
       accumulate<C>(coefs.data(), count, info, witness, out, matrix);
       return;
     }
-  parallel_chunks(chunks, static_cast<unsigned>(chunks), 1, [&](std::size_t b, std::size_t e) {
+  base::parallel_chunks(chunks, static_cast<unsigned>(chunks), 1, [&](std::size_t b, std::size_t e) {
     for (std::size_t k = b; k < e; ++k)
       accumulate<C>(coefs.data() + cut[k], cut[k + 1] - cut[k], info, witness, out, matrix);
   });
@@ -102,12 +102,12 @@ void synthesize_abc(const proving_key<C>& key, const typename C::scalar* witness
                     std::size_t min_per_thread) {
   using fr = typename C::fr;
   const std::size_t n = key.info.domain_size;
-  parallel_chunks(n, threads, min_per_thread, [&](std::size_t lo, std::size_t hi) {
+  base::parallel_chunks(n, threads, min_per_thread, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t i = lo; i < hi; ++i) a[i] = b[i] = fr::zero();
   });
   accumulate_parallel<C>(key.coefs_a, key.info, witness, a, "A", threads, min_per_thread);
   accumulate_parallel<C>(key.coefs_b, key.info, witness, b, "B", threads, min_per_thread);
-  parallel_chunks(n, threads, min_per_thread, [&](std::size_t lo, std::size_t hi) {
+  base::parallel_chunks(n, threads, min_per_thread, [&](std::size_t lo, std::size_t hi) {
     for (std::size_t i = lo; i < hi; ++i) c[i] = a[i] * b[i];
   });
 }

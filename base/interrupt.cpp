@@ -1,4 +1,4 @@
-#include "app/interrupt.hpp"
+#include "base/interrupt.hpp"
 
 #include <cerrno>
 #include <csignal>
@@ -7,7 +7,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-namespace proofline::app {
+namespace proofline::base {
 
 namespace {
 
@@ -66,4 +66,4 @@ void interrupt_watch::start(std::function<void(int)> on_signal) {
   });
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::base

@@ -1,8 +1,8 @@
-#include "app/locate.hpp"
+#include "jobs/locate.hpp"
 
 #include <filesystem>
 
-namespace proofline::app {
+namespace proofline::jobs {
 
 namespace fs = std::filesystem;
 
@@ -31,4 +31,4 @@ std::optional<std::string> find_bundled_jobs() {
   return std::nullopt;
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::jobs

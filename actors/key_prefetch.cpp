@@ -1,9 +1,9 @@
-#include "app/key_prefetch.hpp"
+#include "actors/key_prefetch.hpp"
 
 #include <algorithm>
 #include <set>
 
-namespace proofline::app {
+namespace proofline {
 
 std::vector<std::string> keys_to_prefetch(const std::vector<std::pair<int, std::string>>& jobs,
                                           std::size_t limit) {
@@ -20,4 +20,4 @@ std::vector<std::string> keys_to_prefetch(const std::vector<std::pair<int, std::
   return keys;
 }
 
-}  // namespace proofline::app
+}  // namespace proofline

@@ -1,17 +1,17 @@
-// SIGINT and SIGTERM during `proofline run`: the signal handler only writes
-// the signal number into a pipe (async-signal-safe); a watcher thread of the
-// app reads it and calls a function that turns it into messages (cancel
-// requests to the job registry). No actor blocks on the signal and none sees
-// it directly. A second signal of either kind, after the first, gets the
-// default action (the process ends at once; outputs are written atomically,
-// so none is left half-written).
+// SIGINT and SIGTERM as a call on a thread of the program's own: the signal
+// handler only writes the signal number into a pipe (async-signal-safe); a
+// watcher thread reads it and calls a function that turns it into messages
+// (`proofline run`: cancel requests to the job registry). No actor blocks on
+// the signal and none sees it directly. A second signal of either kind,
+// after the first, gets the default action (the process ends at once;
+// outputs are written atomically, so none is left half-written).
 #pragma once
 
 #include <atomic>
 #include <functional>
 #include <thread>
 
-namespace proofline::app {
+namespace proofline::base {
 
 class interrupt_watch {
  public:
@@ -35,4 +35,4 @@ class interrupt_watch {
   std::thread watcher_;
 };
 
-}  // namespace proofline::app
+}  // namespace proofline::base

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace proofline::app {
+namespace proofline::jobs {
 
 /// Directories searched, in order: <exe dir>/examples, <exe dir>/../examples,
 /// <exe dir>/../share/proofline/examples, then the source tree's examples/
@@ -18,4 +18,4 @@ std::vector<std::string> example_dirs();
 /// The first <dir>/jobs.json that exists, normalized; nullopt if none.
 std::optional<std::string> find_bundled_jobs();
 
-}  // namespace proofline::app
+}  // namespace proofline::jobs

@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-namespace proofline::app {
+namespace proofline {
 
 template <class Key, class Identity>
 class key_prefetch {
@@ -97,4 +97,4 @@ class key_prefetch {
 std::vector<std::string> keys_to_prefetch(const std::vector<std::pair<int, std::string>>& jobs,
                                           std::size_t limit);
 
-}  // namespace proofline::app
+}  // namespace proofline

@@ -1,7 +1,7 @@
 // key_prefetch: keys read while the backends start are handed to the key
 // cache's loader once, re-read when the file changed, and a failed read
 // reaches the loader as its own failure would.
-#include "app/key_prefetch.hpp"
+#include "actors/key_prefetch.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,8 +11,8 @@
 #include <stdexcept>
 #include <string>
 
-using proofline::app::key_prefetch;
-using proofline::app::keys_to_prefetch;
+using proofline::key_prefetch;
+using proofline::keys_to_prefetch;
 
 namespace {
 
