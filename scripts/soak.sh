@@ -8,6 +8,7 @@
 #                   [--work DIR] [--max-growth MIB] [--snarkjs-sample K]
 #                   [--fixture DIR] [--backlog J] [--memory-budget SIZE]
 #                   [--max-gpu-growth MIB] [--verify-every K]
+#                   [--serve-arg ARG]...
 #
 #   --proofline   the binary (default build/proofline)
 #   --minutes     how long to keep submitting (default 2)
@@ -24,6 +25,8 @@
 #   --max-gpu-growth device memory growth allowed, median of the first
 #                 quarter against the last, in MiB (default 64); sampled
 #                 with nvidia-smi when it lists the daemon
+#   --serve-arg   one more argument for `proofline serve` (repeatable),
+#                 e.g. --serve-arg --keep-finished=100
 #   --verify-every  check every K-th proof with `proofline verify` (default
 #                 1: all; the daemon has already checked each by pairing
 #                 before writing it, which result.json records)
@@ -57,6 +60,7 @@ fx=$root/tests/fixtures/bn254/small
 backlog=0
 budget=2G
 verify_every=1
+serve_args=()
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --proofline) proofline=$2; shift 2 ;;
@@ -74,7 +78,8 @@ while [ "$#" -gt 0 ]; do
     --memory-budget) budget=$2; shift 2 ;;
     --max-gpu-growth) max_gpu_growth=$2; shift 2 ;;
     --verify-every) verify_every=$2; shift 2 ;;
-    -h|--help) sed -n '2,43p' "$0"; exit 0 ;;
+    --serve-arg) serve_args+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,46p' "$0"; exit 0 ;;
     *) echo "soak.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -87,7 +92,7 @@ witnesses=$(find "$fx" -maxdepth 1 -name 'witness_*.wtns' | wc -l)
   { echo "soak.sh: $fx needs circuit.zkey, witness_*.wtns and verification_key.json" >&2; exit 2; }
 export PROOFLINE_TLS_DIR=$work/tls
 
-extra=()
+extra=("${serve_args[@]}")
 [ "$use_state" = 1 ] && extra+=(--state "$work/state")
 "$proofline" serve --listen 127.0.0.1:0 --allow-root "$work" --allow-root "$fx" \
   --backend "$backend" --memory-budget "$budget" --spool "$work/spool" "${extra[@]}" \
