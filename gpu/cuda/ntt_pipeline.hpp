@@ -132,6 +132,48 @@ constexpr unsigned tile_stages = 8;
 constexpr unsigned tile_log_elems = 10;
 constexpr unsigned tile_threads = 128;
 
+/// S stages of a tile held in shared memory, done in registers: the tile is
+/// 2^p.k rows (the butterfly coordinate) by 2^p.mc columns, and each thread
+/// takes the 2^S rows of one butterfly group in one column. `lo` is the
+/// transform's bit of row 0, ls0 the tile's first stage not yet done.
+/// `p` is the pass (tw, log_n, s0, k, mc, global(block, e)).
+template <class F, bool Dif, unsigned S, class Pass, class Ctx>
+PL_HD void tile_step(const Pass& p, std::size_t block, const Ctx& ctx, F* tile, unsigned lo,
+                     unsigned ls0) {
+  const unsigned sb = Dif ? p.k - ls0 - S : ls0;  // lowest row bit of the groups
+  const unsigned mc = p.mc, cols = 1u << mc;
+  ctx.threads((1u << (p.k + mc)) >> S, [&](unsigned q) {
+    const unsigned col = q & (cols - 1);
+    const std::size_t rq = q >> mc;
+    const std::size_t r0 = ((rq >> sb) << (sb + S)) | (rq & ((std::size_t(1) << sb) - 1));
+    F v[1u << S];
+    PL_UNROLL for (unsigned m = 0; m < (1u << S); ++m) v[m] = tile[((r0 + (std::size_t(m) << sb)) << mc) + col];
+    butterflies<F, S, Dif>(v, p.tw, p.global(block, (r0 << mc) + col), lo + sb, p.s0 + ls0, p.log_n);
+    PL_UNROLL for (unsigned m = 0; m < (1u << S); ++m) tile[((r0 + (std::size_t(m) << sb)) << mc) + col] = v[m];
+  });
+  ctx.sync();
+}
+
+/// All p.k stages of a tile in shared memory, at most Smax (1..3) at a time
+/// in registers, a barrier after each step.
+template <class F, bool Dif, unsigned Smax, class Pass, class Ctx>
+PL_HD void run_tile_stages(const Pass& p, std::size_t block, const Ctx& ctx, F* tile, unsigned lo) {
+  unsigned ls = 0;
+  while (ls < p.k) {
+    const unsigned left = p.k - ls;
+    if (Smax >= 3 && left >= 3) {
+      tile_step<F, Dif, (Smax >= 3 ? 3 : 1)>(p, block, ctx, tile, lo, ls);
+      ls += 3;
+    } else if (Smax >= 2 && left >= 2) {
+      tile_step<F, Dif, (Smax >= 2 ? 2 : 1)>(p, block, ctx, tile, lo, ls);
+      ls += 2;
+    } else {
+      tile_step<F, Dif, 1>(p, block, ctx, tile, lo, ls);
+      ls += 1;
+    }
+  }
+}
+
 /// One pass of k <= tile_stages stages through shared memory: a block loads
 /// its tile (rows of 2^mc adjacent elements, so loads are coalesced), runs
 /// the stages 3 at a time in registers (a barrier between), stores the tile.
@@ -151,40 +193,13 @@ struct tile_pass_fn {
     return (high << (lo_bit + k)) | (row << lo_bit) | (low_rest << mc) | col;
   }
 
-  template <unsigned K, class Ctx>
-  PL_HD void step(std::size_t block, const Ctx& ctx, F* tile, unsigned ls0) const {
-    const unsigned lo_bit = Dif ? log_n - s0 - k : s0;
-    const unsigned sb = Dif ? k - ls0 - K : ls0;  // lowest row bit of the groups
-    const unsigned cols = 1u << mc;
-    ctx.threads((1u << (k + mc)) >> K, [&](unsigned q) {
-      const unsigned col = q & (cols - 1);
-      const std::size_t rq = q >> mc;
-      const std::size_t r0 = ((rq >> sb) << (sb + K)) | (rq & ((std::size_t(1) << sb) - 1));
-      F v[1u << K];
-      PL_UNROLL for (unsigned m = 0; m < (1u << K); ++m) v[m] = tile[((r0 + (std::size_t(m) << sb)) << mc) + col];
-      butterflies<F, K, Dif>(v, tw, global(block, (r0 << mc) + col), lo_bit + sb, s0 + ls0, log_n);
-      PL_UNROLL for (unsigned m = 0; m < (1u << K); ++m) tile[((r0 + (std::size_t(m) << sb)) << mc) + col] = v[m];
-    });
-    ctx.sync();
-  }
-
   template <class Ctx>
   PL_HD void operator()(std::size_t block, const Ctx& ctx) const {
     F* tile = ctx.template shared<F>();
     const unsigned elems = 1u << (k + mc);
     ctx.threads(elems, [&](unsigned e) { tile[e] = x[global(block, e)]; });
     ctx.sync();
-    unsigned ls = 0;
-    while (ls < k) {
-      const unsigned ks = k - ls < 3 ? k - ls : 3;
-      if (ks == 3)
-        step<3>(block, ctx, tile, ls);
-      else if (ks == 2)
-        step<2>(block, ctx, tile, ls);
-      else
-        step<1>(block, ctx, tile, ls);
-      ls += ks;
-    }
+    run_tile_stages<F, Dif, 3>(*this, block, ctx, tile, Dif ? log_n - s0 - k : s0);
     ctx.threads(elems, [&](unsigned e) { x[global(block, e)] = tile[e]; });
   }
 };
@@ -471,23 +486,6 @@ struct fused_pass_fn {
     return (row << mc) | col;
   }
 
-  template <unsigned S, class Ctx>
-  PL_HD void step(std::size_t block, const Ctx& ctx, F* tile, unsigned ls0) const {
-    const unsigned lo = lo_bit();
-    const unsigned sb = Dif ? k - ls0 - S : ls0;  // lowest row bit of the groups
-    const unsigned cols = 1u << mc;
-    ctx.threads((1u << (k + mc)) >> S, [&](unsigned q) {
-      const unsigned col = q & (cols - 1);
-      const std::size_t rq = q >> mc;
-      const std::size_t r0 = ((rq >> sb) << (sb + S)) | (rq & ((std::size_t(1) << sb) - 1));
-      F v[1u << S];
-      PL_UNROLL for (unsigned m = 0; m < (1u << S); ++m) v[m] = tile[((r0 + (std::size_t(m) << sb)) << mc) + col];
-      butterflies<F, S, Dif>(v, tw, global(block, (r0 << mc) + col), lo + sb, s0 + ls0, log_n);
-      PL_UNROLL for (unsigned m = 0; m < (1u << S); ++m) tile[((r0 + (std::size_t(m) << sb)) << mc) + col] = v[m];
-    });
-    ctx.sync();
-  }
-
   template <class Ctx>
   PL_HD void operator()(std::size_t block, const Ctx& ctx) const {
     F* tile = ctx.template shared<F>();
@@ -497,20 +495,7 @@ struct fused_pass_fn {
       tile[e] = in[global(block, e)];
     });
     ctx.sync();
-    unsigned ls = 0;
-    while (ls < k) {
-      const unsigned left = k - ls;
-      if (K >= 3 && left >= 3) {
-        step<(K >= 3 ? 3 : 1)>(block, ctx, tile, ls);
-        ls += 3;
-      } else if (K >= 2 && left >= 2) {
-        step<(K >= 2 ? 2 : 1)>(block, ctx, tile, ls);
-        ls += 2;
-      } else {
-        step<1>(block, ctx, tile, ls);
-        ls += 1;
-      }
-    }
+    run_tile_stages<F, Dif, K>(*this, block, ctx, tile, lo_bit());
     ctx.threads(elems, [&](unsigned q) {
       const unsigned e = element(q, top && !reverse);
       const std::size_t i = global(block, e);
