@@ -12,7 +12,7 @@
 #             broken_jobs and self_check
 #   thread    TSan: actors_tests and net_actor_tests; with --full also the
 #             proofline binary and the net tests control and cancel
-#   --build-dir   default build-sanitize-<kind>
+#   --build-dir   default build-sanitize-<kind> (-caf with --caf-prefix)
 #   --full        the larger subsets above
 #   --build-only  configure and build the subset, run nothing
 #   --test NAME   run one test of the subset in an existing build, build
@@ -48,7 +48,7 @@ while [ "$#" -gt 0 ]; do
   esac
 done
 [ -n "$kind" ] || { echo "usage: scripts/sanitize.sh address|thread [--build-dir DIR] [--full] [--build-only | --test NAME] [--caf-prefix DIR]" >&2; exit 2; }
-[ -n "$build" ] || build=$root/build-sanitize-$kind
+[ -n "$build" ] || build=$root/build-sanitize-$kind${caf_prefix:+-caf}
 
 case "$kind" in
   address)
@@ -91,7 +91,18 @@ cxx=${CXX:-$(command -v clang++ || true)}
 [ -n "$cxx" ] && config+=(-DCMAKE_CXX_COMPILER="$cxx")
 command -v ninja >/dev/null 2>&1 && [ ! -f "$build/Makefile" ] && config+=(-G Ninja)
 command -v ccache >/dev/null 2>&1 && config+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-[ -n "$caf_prefix" ] && config+=(-DCMAKE_PREFIX_PATH="$caf_prefix" -DCAF_ROOT="$caf_prefix")
+if [ -n "$caf_prefix" ]; then
+  # CAF's core and io from the prefix. Its OpenSSL module is not built there
+  # (CAF::openssl stays the system's, which only the proofline binary and
+  # net_probe link), so --full cannot go with it.
+  [ "$full" = 1 ] && { echo "sanitize.sh: --caf-prefix builds CAF without OpenSSL; it does not go with --full" >&2; exit 2; }
+  for lib in core io; do
+    [ -f "$caf_prefix/lib/libcaf_$lib.so" ] ||
+      { echo "sanitize.sh: $caf_prefix/lib/libcaf_$lib.so missing (scripts/build-caf-tsan.sh makes it)" >&2; exit 1; }
+  done
+  config+=(-DCAF_INCLUDE_DIR="$caf_prefix/include" -DCAF_CORE_LIBRARY="$caf_prefix/lib/libcaf_core.so"
+           -DCAF_IO_LIBRARY="$caf_prefix/lib/libcaf_io.so")
+fi
 
 start=$(date +%s)
 mkdir -p "$build"
