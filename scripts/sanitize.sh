@@ -19,7 +19,7 @@
 #                 nothing (CTest's sanitize_* entries run each test so)
 #   --caf-prefix DIR  link CAF from DIR (an install prefix of CAF 0.17.6
 #                 built with the same sanitizer, scripts/build-caf-tsan.sh)
-#                 instead of the system's
+#                 instead of the system's (not with --full)
 #
 # The build uses clang++ when it is installed (it compiles this code at -O0
 # in about half of g++'s time), else the default compiler; CXX overrides.
@@ -43,7 +43,7 @@ while [ "$#" -gt 0 ]; do
     --build-only) mode=build; shift ;;
     --test) mode=test; only=$2; shift 2 ;;
     --caf-prefix) caf_prefix=$(cd "$2" && pwd); shift 2 ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
     *) echo "sanitize.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
