@@ -176,7 +176,11 @@ std::vector<std::string> config_arguments(const CLI::App& sub, const std::string
     return false;
   };
   std::vector<std::string> args;
-  for (const auto& [key, value] : j.items()) {
+  for (const auto& item : j.items()) {
+    // Named variables, not a structured binding: the lambda below captures
+    // `key`, which C++17 allows only for variables (clang rejects it).
+    const std::string& key = item.key();
+    const nlohmann::json& value = item.value();
     const std::string flag = "--" + key;
     const CLI::Option* opt = key == "config" ? nullptr : sub.get_option_no_throw(flag);
     if (!opt)

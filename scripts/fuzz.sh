@@ -14,6 +14,7 @@
 # timeout (10 s for one input) or out-of-memory (one allocation or the RSS
 # over 2 GiB) stops the target and fails the script; the input that did it
 # is kept as DIR/artifacts/NAME/crash-* (or leak-*, timeout-*, oom-*).
+# Targets run as many at once as there are cores (each single-threaded).
 # Figures per target (runs, execs/s, coverage, corpus) are printed at the end
 # and kept in DIR/fuzz-summary.txt. Exit 0 when every target ran clean.
 set -euo pipefail
@@ -75,34 +76,62 @@ printf 'POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n' >"$seeds/metrics_ht
 # ---- run
 summary=$build/fuzz-summary.txt
 : >"$summary"
-failed=()
-for t in "${targets[@]}"; do
-  bin=$build/fuzz_$t
-  [ -x "$bin" ] || { echo "fuzz.sh: no target $t" >&2; exit 2; }
-  corpus=$build/corpus/$t
-  artifacts=$build/artifacts/$t
+
+# fuzz_one NAME: runs one target for SECONDS (libFuzzer is single-threaded)
+# and writes its summary line to $build/fuzz_NAME.line; returns its rc.
+fuzz_one() {
+  local t=$1 bin=$build/fuzz_$1 corpus=$build/corpus/$1 artifacts=$build/artifacts/$1
+  local log=$build/fuzz_$1.log rc=0 dirs dict last cov corp
+  rm -f "$build/fuzz_$t.line"
   mkdir -p "$corpus" "$artifacts"
   dirs=("$corpus" "$seeds/$t")
   [ -d "$root/tests/fuzz/regressions/$t" ] && dirs+=("$root/tests/fuzz/regressions/$t")
   dict=()
   [ -f "$root/tests/fuzz/$t.dict" ] && dict=(-dict="$root/tests/fuzz/$t.dict")
-  log=$build/fuzz_$t.log
-  echo "fuzz: $t for ${seconds}s"
-  rc=0
   "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "${dict[@]}" "${dirs[@]}" >"$log" 2>&1 || rc=$?
   stat() { sed -n "s/^stat::$1: *//p" "$log" | tail -1; }
   last=$(grep -E '^#[0-9]+' "$log" | tail -1 || true)
   cov=$(sed -n 's/.* cov: \([0-9]*\).*/\1/p' <<<"$last")
   corp=$(sed -n 's/.* corp: \([0-9]*\/[0-9A-Za-z]*\).*/\1/p' <<<"$last")
-  line=$(printf '%-13s rc=%-3s runs=%-10s execs/s=%-7s cov=%-6s corpus=%-12s new=%-5s peak_rss_mb=%s' \
+  printf '%-13s rc=%-3s runs=%-10s execs/s=%-7s cov=%-6s corpus=%-12s new=%-5s peak_rss_mb=%s\n' \
     "$t" "$rc" "$(stat number_of_executed_units)" "$(stat average_exec_per_sec)" "${cov:-?}" \
-    "${corp:-?}" "$(stat new_units_added)" "$(stat peak_rss_mb)")
-  echo "$line" | tee -a "$summary"
-  if [ "$rc" -ne 0 ]; then
+    "${corp:-?}" "$(stat new_units_added)" "$(stat peak_rss_mb)" >"$build/fuzz_$t.line"
+  return "$rc"
+}
+
+# As many targets at once as there are cores, each on a core of its own, so
+# every target still gets SECONDS of a whole core.
+for t in "${targets[@]}"; do
+  [ -x "$build/fuzz_$t" ] || { echo "fuzz.sh: no target $t" >&2; exit 2; }
+done
+slots=$(nproc)
+declare -A rcs=()
+pending=("${targets[@]}")
+running=()
+while [ "${#pending[@]}" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
+  while [ "${#pending[@]}" -gt 0 ] && [ "${#running[@]}" -lt "$slots" ]; do
+    t=${pending[0]}
+    pending=("${pending[@]:1}")
+    echo "fuzz: $t for ${seconds}s"
+    fuzz_one "$t" &
+    running+=("$t:$!")
+  done
+  # Wait for the oldest target: targets run the same SECONDS.
+  entry=${running[0]}
+  running=("${running[@]:1}")
+  rc=0
+  wait "${entry#*:}" || rc=$?
+  rcs[${entry%%:*}]=$rc
+done
+
+failed=()
+for t in "${targets[@]}"; do
+  { cat "$build/fuzz_$t.line" 2>/dev/null || echo "$t rc=${rcs[$t]} (no figures)"; } | tee -a "$summary"
+  if [ "${rcs[$t]}" -ne 0 ]; then
     failed+=("$t")
-    grep -E 'ERROR: |SUMMARY: |Test unit written|runtime error' "$log" | head -20 >&2 || true
-    echo "fuzz: $t failed; whole log: $log" >&2
+    grep -E 'ERROR: |SUMMARY: |Test unit written|runtime error' "$build/fuzz_$t.log" | head -20 >&2 || true
+    echo "fuzz: $t failed; whole log: $build/fuzz_$t.log" >&2
   fi
 done
 if [ "${#failed[@]}" -gt 0 ]; then

@@ -35,7 +35,9 @@ packages=(
   chromium                # tests: renders the HTML report headless
   systemd                 # tests: systemd-analyze checks the packaged unit (e2e_install)
   python3                 # tests: checks of outputs, raw-byte network peers
-  clang libclang-rt-14-dev  # tests: libFuzzer targets with ASan and UBSan (scripts/fuzz.sh)
+  clang libclang-rt-14-dev  # tests: libFuzzer targets with ASan and UBSan (scripts/fuzz.sh),
+                            # and the ASan+UBSan build of the tests (scripts/sanitize.sh)
+  ninja-build             # tests: builds the sanitizer build (scripts/sanitize.sh)
 )
 if [ "$want_npm" = 1 ] && ! command -v node >/dev/null 2>&1; then
   packages+=(nodejs npm)

@@ -37,26 +37,6 @@ class cpu_backend final : public backend {
     return "CPU backend, " + std::to_string(pool_.size()) + " threads";
   }
 
-  result_ptr prove(const zk::groth16::key_ptr& key, const partition_ptr& part,
-                   const prove_hooks& hooks) override {
-    if (!key || !part) throw backend_error("cpu backend: prove() needs a key and a partition");
-    const auto& info = key->info;
-    if (part->curve != info.curve)
-      throw backend_error("cpu backend: partition is on " + std::string(zk::to_string(part->curve)) +
-                          ", key " + key->path + " is on " + zk::to_string(info.curve));
-    try {
-      return zk::visit_curve(info.curve, [&](auto curve) -> result_ptr {
-        using C = decltype(curve);
-        return prove_typed<C>(zk::groth16::typed<C>(*key),
-                              static_cast<const partition<C>&>(*part), hooks);
-      });
-    } catch (const backend_error&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw backend_error("cpu backend (" + key->path + "): " + e.what());
-    }
-  }
-
  private:
   template <class C>
   result_ptr prove_typed(const zk::groth16::proving_key<C>& key, const partition<C>& part,
@@ -121,6 +101,31 @@ class cpu_backend final : public backend {
     }
   }
 
+ public:
+  // Below the member templates it reaches from a generic lambda: clang 14
+  // (the sanitizer builds' compiler) otherwise leaves them uninstantiated
+  // and the link fails.
+  result_ptr prove(const zk::groth16::key_ptr& key, const partition_ptr& part,
+                   const prove_hooks& hooks) override {
+    if (!key || !part) throw backend_error("cpu backend: prove() needs a key and a partition");
+    const auto& info = key->info;
+    if (part->curve != info.curve)
+      throw backend_error("cpu backend: partition is on " + std::string(zk::to_string(part->curve)) +
+                          ", key " + key->path + " is on " + zk::to_string(info.curve));
+    try {
+      return zk::visit_curve(info.curve, [&](auto curve) -> result_ptr {
+        using C = decltype(curve);
+        return prove_typed<C>(zk::groth16::typed<C>(*key),
+                              static_cast<const partition<C>&>(*part), hooks);
+      });
+    } catch (const backend_error&) {
+      throw;
+    } catch (const std::exception& e) {
+      throw backend_error("cpu backend (" + key->path + "): " + e.what());
+    }
+  }
+
+ private:
   base::thread_pool pool_;
 };
 

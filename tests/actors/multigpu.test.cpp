@@ -376,7 +376,10 @@ TEST_CASE_FIXTURE(devices_fixture,
     auto self = state_holder();
     auto& st = self->state;
     for (const auto& q : st.pulls)
-      for (const auto& [order, p] : st.ready)
+      for (const auto& entry : st.ready) {
+        // A named reference, not a structured binding: INFO captures it in a
+        // lambda, which C++17 allows only for variables (clang rejects it).
+        const auto& p = entry.second;
         if (p.part.ticket < st.next_ticket ||
             (st.workers.at(q.worker).in_flight.empty() && behind_own_job_only(st, p))) {
           ++checks;
@@ -384,6 +387,7 @@ TEST_CASE_FIXTURE(devices_fixture,
                        << p.part.witness() << " is ready");
           CHECK_FALSE(can_prove(self, p, q.device));
         }
+      }
   }
   handed = state_holder()->state.handed;
   CHECK(handed > 50);   // the random walk did hand out work
