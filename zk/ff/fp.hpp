@@ -14,9 +14,9 @@
 #include "zk/ff/arith.hpp"
 #include "zk/ff/mont32.hpp"
 
-// The host's product uses mulx/adcx/adox where the CPU has them (checked at
-// run time); nvcc's passes, host and device, never see it, nor do unoptimised
-// builds (the asm needs more free registers than -O0 leaves).
+// x86-64: mulx/adcx/adox product if the CPU has them (run-time check); not under nvcc or -O0
+// (too few registers). Always inlined then: nvcc's host pass emits another operator* body.
+#define PL_HOST_MUL_INLINE
 #if !defined(__CUDACC__) && defined(__x86_64__) && defined(__OPTIMIZE__)
 #include "zk/ff/mont_x86_64.hpp"
 #define PL_HOST_MONT_X86 1
@@ -191,7 +191,7 @@ struct fp {
   /// Needs both inputs < p; returns a value < p. The device computes it on
   /// 32-bit words (zk/ff/mont32.hpp), an x86-64 host with ADX in assembly
   /// (zk/ff/mont_x86_64.hpp), both bit-identical to mul_generic.
-  PL_HD fp operator*(const fp& b) const {
+  PL_HD PL_HOST_MUL_INLINE fp operator*(const fp& b) const {
 #if defined(__CUDA_ARCH__) && PROOFLINE_FF_PTX && PROOFLINE_FF_DEVICE_MUL
     fp r;
     if constexpr (N >= 6) {

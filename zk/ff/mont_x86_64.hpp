@@ -28,6 +28,12 @@
 
 #include <cstdlib>
 
+// fp<P>::operator* is inlined wherever this file is in use, so that g++'s
+// translation units never call the out-of-line copy that nvcc's host pass
+// (which uses the portable product) also emits under the same name.
+#undef PL_HOST_MUL_INLINE
+#define PL_HOST_MUL_INLINE __attribute__((always_inline))
+
 namespace proofline::zk::ff::x86 {
 
 /// True when the CPU has BMI2 (mulx) and ADX (adcx, adox): CPUID leaf 7,
