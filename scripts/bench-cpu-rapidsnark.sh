@@ -88,7 +88,10 @@ make_circom() {  # name: WORK/<name>/ with circuit.zkey, verification_key.json, 
     rm -f "$work/pot16_0.ptau" "$work/pot16_1.ptau"
   fi
   echo "# $name: compile, setup, $batch witnesses" >&2
-  "$circom" "$root/bench/circuits/$name.circom" --r1cs --wasm -l "$work/npm/node_modules" -o "$dir" >/dev/null
+  # circom2 runs in a WASI sandbox that sees the working directory only:
+  # compile a copy from inside WORK with relative paths.
+  cp "$root/bench/circuits/$name.circom" "$work/$name.circom"
+  (cd "$work" && "$circom" "$name.circom" --r1cs --wasm -l npm/node_modules -o "$name" >/dev/null)
   "$snarkjs" groth16 setup "$dir/$name.r1cs" "$work/pot16.ptau" "$dir/c0.zkey" >/dev/null
   "$snarkjs" zkey contribute "$dir/c0.zkey" "$dir/circuit.zkey" --name=bench -e=bench >/dev/null
   rm -f "$dir/c0.zkey"
