@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "oracle.hpp"
@@ -326,4 +327,52 @@ TEST_CASE_TEMPLATE("Fp2 arithmetic matches GMP with u^2 = -1", F2, bn254::fq2, b
     mpz_mul(t.get(), a1.get(), b0.get());
     CHECK(g.value(scaled.c1).hex() == g.mod(t).hex());
   }
+}
+
+TEST_CASE_TEMPLATE("the host's product equals the portable product and GMP on extreme limbs", F,
+                   bn254::fq, bn254::fr, bls12_381::fq, bls12_381::fr) {
+  // operator* runs the mulx/adcx/adox product on x86-64 hosts with ADX
+  // (zk/ff/mont_x86_64.hpp); mul_generic is the portable CIOS loop. Their
+  // carries differ most on Montgomery limbs near 0 and near p, so these are
+  // fed as limbs directly (from_standard would scramble them).
+  const uint64_t seed = test::test_seed();
+  INFO(field_name<F>(), ", seed ", seed);
+#if defined(__x86_64__) && defined(__OPTIMIZE__)
+  const std::string path =
+      std::string(field_name<F>()) + ": assembly product " +
+      (ff::x86::host_has_adx() ? "in use" : "not in use (no ADX here, or PROOFLINE_NO_ADX=1)");
+  MESSAGE(path);
+#endif
+  std::mt19937_64 rng(seed + 3);
+  ref<F> g;
+  const auto p = F::modulus();
+  std::vector<typename F::repr> limbs;
+  for (uint64_t d : {1ull, 2ull, 3ull, 0x10000ull}) {  // p - d
+    auto v = p;
+    uint64_t borrow = 0;
+    v.l[0] = ff::sbb(v.l[0], d, borrow);
+    for (unsigned i = 1; i < F::N; ++i) v.l[i] = ff::sbb(v.l[i], 0, borrow);
+    limbs.push_back(v);
+  }
+  for (uint64_t v : {0ull, 1ull, 2ull, ~0ull}) limbs.push_back(F::repr::from_u64(v));
+  auto top = F::repr::zero();  // a single high limb below p's
+  top.l[F::N - 1] = p.l[F::N - 1] - 1;
+  limbs.push_back(top);
+  auto ones = top;  // all low limbs set
+  for (unsigned i = 0; i + 1 < F::N; ++i) ones.l[i] = ~0ull;
+  limbs.push_back(ones);
+  for (int i = 0; i < 500; ++i) limbs.push_back(test::random_below(rng, p));
+
+  for (const auto& x : limbs)
+    for (std::size_t j = 0; j < limbs.size(); j += (&x - limbs.data()) < 10 ? 1 : 37) {
+      const auto& y = limbs[j];
+      const F a = F::from_montgomery_limbs(x), b = F::from_montgomery_limbs(y);
+      const F fast = a * b, portable = a.mul_generic(b);
+      INFO("a = 0x", mpz(x).hex(), ", b = 0x", mpz(y).hex());
+      REQUIRE(fast == portable);
+      CHECK(fast.montgomery_limbs() < p);
+      mpz t;
+      mpz_mul(t.get(), g.value(a).get(), g.value(b).get());
+      CHECK(g.value(fast).hex() == g.mod(t).hex());
+    }
 }

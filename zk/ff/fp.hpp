@@ -14,6 +14,16 @@
 #include "zk/ff/arith.hpp"
 #include "zk/ff/mont32.hpp"
 
+// x86-64: mulx/adcx/adox product if the CPU has them (run-time check); not under nvcc or -O0
+// (too few registers). Always inlined then: nvcc's host pass emits another operator* body.
+#define PL_HOST_MUL_INLINE
+#if !defined(__CUDACC__) && defined(__x86_64__) && defined(__OPTIMIZE__)
+#include "zk/ff/mont_x86_64.hpp"
+#define PL_HOST_MONT_X86 1
+#else
+#define PL_HOST_MONT_X86 0
+#endif
+
 namespace proofline::zk::ff {
 
 /// A plain N-limb little-endian unsigned integer.
@@ -179,8 +189,9 @@ struct fp {
 
   /// Montgomery product a * b * R^-1 mod p: N^2 + N word multiplications.
   /// Needs both inputs < p; returns a value < p. The device computes it on
-  /// 32-bit words (zk/ff/mont32.hpp), bit-identical to mul_generic.
-  PL_HD fp operator*(const fp& b) const {
+  /// 32-bit words (zk/ff/mont32.hpp), an x86-64 host with ADX in assembly
+  /// (zk/ff/mont_x86_64.hpp), both bit-identical to mul_generic.
+  PL_HD PL_HOST_MUL_INLINE fp operator*(const fp& b) const {
 #if defined(__CUDA_ARCH__) && PROOFLINE_FF_PTX && PROOFLINE_FF_DEVICE_MUL
     fp r;
     if constexpr (N >= 6) {
@@ -196,6 +207,18 @@ struct fp {
     }
     return r;
 #else
+#if PL_HOST_MONT_X86
+    if constexpr (x86::mont_fits<P, N>()) {
+      if (x86::host_has_adx()) {
+        fp r;
+        if constexpr (N == 4)
+          x86::mont_mul4<P>(r.l, l, b.l);
+        else
+          x86::mont_mul6<P>(r.l, l, b.l);
+        return reduce_once(r, 0);
+      }
+    }
+#endif
     return mul_generic(b);
 #endif
   }
