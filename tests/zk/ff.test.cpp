@@ -376,3 +376,29 @@ TEST_CASE_TEMPLATE("the host's product equals the portable product and GMP on ex
       CHECK(g.value(fast).hex() == g.mod(t).hex());
     }
 }
+
+TEST_CASE_TEMPLATE("from_standard reduces every 64N-bit value, up to 2^(64N) - 1", F, bn254::fq,
+                   bn254::fr, bls12_381::fq, bls12_381::fr) {
+  // Parsers and the blinding sampler (random 64N-bit words) hand from_standard
+  // values at or above p; the product it uses must take them.
+  const uint64_t seed = test::test_seed();
+  INFO(field_name<F>(), ", seed ", seed);
+  std::mt19937_64 rng(seed + 5);
+  ref<F> g;
+  std::vector<typename F::repr> xs;
+  auto all = F::repr::zero();
+  for (auto& l : all.l) l = ~0ull;
+  xs.push_back(all);
+  xs.push_back(F::modulus());
+  for (int i = 0; i < 200; ++i) {
+    typename F::repr x;
+    for (auto& l : x.l) l = rng();
+    xs.push_back(x);
+  }
+  for (const auto& x : xs) {
+    INFO("x = 0x", mpz(x).hex());
+    const F v = F::from_standard(x);
+    CHECK(v.montgomery_limbs() < F::modulus());
+    CHECK(g.value(v).hex() == g.mod(mpz(x)).hex());
+  }
+}

@@ -130,8 +130,14 @@ struct fp {
       r2.l[i] = P::r2(i);
       a.l[i] = x.l[i];
     }
-    // mont_mul needs one operand < p; R^2 mod p is, and the result is < p.
+    // x may be up to 2^(64N) - 1. The portable product takes that when the
+    // other operand (R^2 mod p) is < p, and its result is < p; the x86-64
+    // assembly needs both operands < p, so the host takes the portable one.
+#if defined(__CUDA_ARCH__)
     return a * r2;
+#else
+    return a.mul_generic(r2);
+#endif
   }
   PL_HD static fp from_u64(uint64_t v) { return from_standard(repr::from_u64(v)); }
   /// The standard-form value: x * R * R^-1.
