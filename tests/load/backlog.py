@@ -193,8 +193,13 @@ def main():
     # jobs queued at the time. The job file's jobs are queued one after the
     # other while the first ones are already granted, so a lower-class job
     # may be granted before a higher-class one that was not queued yet;
-    # never before one that was queued (by more than the clock's tolerance).
-    tol = 2.0  # ms between the registry's clock reading and the grant
+    # never before one that was queued. A job's time here is its admission
+    # by the registry; its partitions reach the memory manager one key-cache
+    # round trip later (the key is asked for per job once it is loaded, and
+    # a burst of 200 admissions queues 200 such requests), which the report
+    # does not time. A CI run saw 4.7 ms between the two; the tolerance
+    # covers that with room, far below the run's grant intervals.
+    tol = 25.0  # ms
     order = sorted(jobs, key=lambda j: spans[j["id"]]["granted"])
     for n, y in enumerate(order):
         gy = spans[y["id"]]["granted"]
