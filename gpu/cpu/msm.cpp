@@ -68,21 +68,19 @@ class affine_buckets {
   using xyzz = zk::ec::xyzz<G>;
 
   affine_buckets(std::size_t buckets, std::size_t batch)
-      : point_(buckets), full_(buckets, 0), round_of_(buckets, 0),
-        side_(buckets, xyzz::infinity()), side_used_(buckets, 0), batch_(batch),
-        pending_(batch), den_(batch), prefix_(batch) {}
+      : point_(buckets, affine::infinity()), round_of_(buckets, 0),
+        side_(buckets, xyzz::infinity()), batch_(batch), pending_(batch), den_(batch),
+        prefix_(batch) {}
 
   /// bucket[k] += (negate ? -p : p); p is not the point at infinity and
   /// stays where it is until flush().
   void add(std::size_t k, const affine& p, bool negate) {
-    if (!full_[k]) {
+    if (point_[k].is_infinity()) {  // an empty bucket (a chord sum never is (0, 0))
       point_[k] = negate ? -p : p;
-      full_[k] = 1;
       return;
     }
     if (round_of_[k] == round_ || point_[k].x == p.x) {
       side_[k] = side_[k].add_affine(negate ? -p : p);
-      side_used_[k] = 1;
       return;
     }
     round_of_[k] = round_;
@@ -122,8 +120,8 @@ class affine_buckets {
   xyzz weighted_sum() const {
     xyzz running = xyzz::infinity(), sum = xyzz::infinity();
     for (std::size_t k = point_.size(); k-- > 0;) {
-      if (full_[k]) running = running.add_affine(point_[k]);
-      if (side_used_[k]) running += side_[k];
+      if (!point_[k].is_infinity()) running = running.add_affine(point_[k]);
+      if (!side_[k].is_infinity()) running += side_[k];
       sum += running;
     }
     return sum;
@@ -135,11 +133,9 @@ class affine_buckets {
     const affine* point;
     bool negate;
   };
-  std::vector<affine> point_;
-  std::vector<uint8_t> full_;
+  std::vector<affine> point_;  ///< (0, 0): empty
   std::vector<uint32_t> round_of_;  ///< the batch that last took bucket k
   std::vector<xyzz> side_;
-  std::vector<uint8_t> side_used_;
   std::size_t batch_, count_ = 0;
   uint32_t round_ = 1;
   std::vector<pending> pending_;
