@@ -14,6 +14,8 @@
 #include "gpu/cuda/factory.hpp"
 #include "zk/dev/fixed_base_engine.hpp"
 #include "zk/dev/setup.hpp"
+#include "zk/formats/error.hpp"
+#include "zk/formats/r1cs.hpp"
 
 namespace proofline::app {
 
@@ -38,6 +40,13 @@ WRITES (each file atomically: temp file + rename):
   DIR/README.txt             what this is and how to prove and verify
 
 A 2^20 domain: --constraints $(( (1 << 20) - P - 1 )).
+
+A REAL CIRCUIT (--r1cs FILE, a circom .r1cs): the key is for that circuit
+(curve, constraints and public signals from the file) and no witnesses or
+jobs.json are written; compute witnesses with the circuit's own generator
+(snarkjs wtns calculate circuit.wasm input.json w.wtns), then
+`proofline prove DIR/circuit.zkey w.wtns proof.json public.json`. A key
+for benchmarking a circuit without a ceremony: as insecure as any --dev key.
 
 BACKEND: the key's fixed-base products (millions of k * G in G1 and G2, most
 of a setup's time on the CPU) run on CUDA device 0 when one is visible
@@ -96,12 +105,18 @@ std::shared_ptr<zk::dev::fixed_base_engine> choose_engine(const std::string& bac
 void add_setup_command(cli& c) {
   auto opts = std::make_shared<setup_options>();
   CLI::App* sub = &c.add(
-      "setup", "Write a synthetic circuit, keys and witnesses for benchmarks (--dev: INSECURE)",
+      "setup",
+      "Write a synthetic circuit, keys and witnesses, or keys for a circom .r1cs, for benchmarks "
+      "(--dev: INSECURE)",
       [opts](std::ostream& out, std::ostream& err) { return setup_command(*opts, out, err); });
   sub->footer(setup_footer);
   sub->add_flag("--dev", opts->dev,
                 "Required: a development setup from known toxic waste (INSECURE, benchmarks only)");
   sub->add_option("--curve", opts->curve, "Curve: bn254 or bls12_381")->type_name("CURVE");
+  sub->add_option("--r1cs", opts->r1cs,
+                  "A circom .r1cs file: a key for that circuit instead of a random one (no "
+                  "witnesses; --constraints, --witnesses and --public come from the file)")
+      ->type_name("FILE");
   sub->add_option("--constraints", opts->constraints, "Constraints N of the random circuit (>= 1)")
       ->type_name("N");
   sub->add_option("--witnesses", opts->witnesses, "Witnesses K to write (>= 1)")->type_name("K");
@@ -141,25 +156,48 @@ int setup_command(const setup_options& o, std::ostream& out, std::ostream& err) 
         "only --dev setups are supported: they use known toxic waste and are INSECURE, for "
         "benchmarks and tests only. For a real circuit, run a trusted-setup ceremony with snarkjs "
         "(snarkjs powersoftau ..., snarkjs groth16 setup, snarkjs zkey contribute).");
-  if (o.curve.empty()) return usage("--curve is required (bn254 or bls12_381)");
-  const auto curve = parse_curve(o.curve);
-  if (!curve)
-    return usage("--curve: unknown curve '" + o.curve + "' (expected bn254 or bls12_381)");
-  if (!o.constraints) return usage("--constraints N is required");
-  if (!o.witnesses) return usage("--witnesses K is required");
-  if (o.out_dir.empty()) return usage("--out DIR is required");
-  constexpr uint64_t u32_max = std::numeric_limits<uint32_t>::max();
-  if (*o.constraints < 1) return usage("--constraints must be at least 1, got 0");
-  if (*o.witnesses < 1) return usage("--witnesses must be at least 1, got 0");
-  if (*o.constraints > u32_max) return usage("--constraints must be below 2^32");
-  if (*o.witnesses > u32_max) return usage("--witnesses must be below 2^32");
-  if (o.n_public > u32_max) return usage("--public must be below 2^32");
-
   zk::dev::setup_options s;
-  s.curve = *curve;
-  s.constraints = static_cast<uint32_t>(*o.constraints);
-  s.witnesses = static_cast<uint32_t>(*o.witnesses);
-  s.n_public = static_cast<uint32_t>(o.n_public);
+  if (!o.r1cs.empty()) {
+    if (o.constraints || o.witnesses || o.n_public != 1)
+      return usage(
+          "--r1cs takes the circuit from the file: --constraints, --witnesses and --public do "
+          "not apply (witnesses come from the circuit's own generator)");
+    zk::curve_id file_curve;
+    try {
+      file_curve = zk::formats::read_r1cs_info(o.r1cs).curve;
+    } catch (const zk::formats::format_error& e) {
+      return usage(e.what());
+    }
+    if (!o.curve.empty()) {
+      const auto curve = parse_curve(o.curve);
+      if (!curve)
+        return usage("--curve: unknown curve '" + o.curve + "' (expected bn254 or bls12_381)");
+      if (*curve != file_curve)
+        return usage("--curve " + o.curve + ", but " + o.r1cs + " is a " +
+                     zk::to_string(file_curve) + " circuit");
+    }
+    if (o.out_dir.empty()) return usage("--out DIR is required");
+    s.r1cs_path = o.r1cs;
+    s.curve = file_curve;
+  } else {
+    if (o.curve.empty()) return usage("--curve is required (bn254 or bls12_381)");
+    const auto curve = parse_curve(o.curve);
+    if (!curve)
+      return usage("--curve: unknown curve '" + o.curve + "' (expected bn254 or bls12_381)");
+    if (!o.constraints) return usage("--constraints N (or --r1cs FILE) is required");
+    if (!o.witnesses) return usage("--witnesses K is required");
+    if (o.out_dir.empty()) return usage("--out DIR is required");
+    constexpr uint64_t u32_max = std::numeric_limits<uint32_t>::max();
+    if (*o.constraints < 1) return usage("--constraints must be at least 1, got 0");
+    if (*o.witnesses < 1) return usage("--witnesses must be at least 1, got 0");
+    if (*o.constraints > u32_max) return usage("--constraints must be below 2^32");
+    if (*o.witnesses > u32_max) return usage("--witnesses must be below 2^32");
+    if (o.n_public > u32_max) return usage("--public must be below 2^32");
+    s.curve = *curve;
+    s.constraints = static_cast<uint32_t>(*o.constraints);
+    s.witnesses = static_cast<uint32_t>(*o.witnesses);
+    s.n_public = static_cast<uint32_t>(o.n_public);
+  }
   s.seed = o.seed ? *o.seed : (uint64_t(std::random_device{}()) << 32) ^ std::random_device{}();
   s.threads = o.threads;
   s.out_dir = o.out_dir;
@@ -189,7 +227,10 @@ int setup_command(const setup_options& o, std::ostream& out, std::ostream& err) 
   for (const auto& f : result.files) out << "  " << f << "\n";
   out << "domain " << result.domain_size << ", " << result.n_vars << " variables, "
       << fmt::format("{:.2f}", result.seconds) << " s\n"
-      << "next: proofline run " << s.out_dir << "/jobs.json\n";
+      << (s.r1cs_path.empty()
+              ? "next: proofline run " + s.out_dir + "/jobs.json\n"
+              : "next: proofline prove " + s.out_dir +
+                    "/circuit.zkey WITNESS.wtns proof.json public.json\n");
   return exit_ok;
 }
 

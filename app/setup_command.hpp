@@ -17,6 +17,7 @@ namespace proofline::app {
 struct setup_options {
   bool dev = false;
   std::string curve;
+  std::string r1cs;  ///< a circom .r1cs: its key instead of a random circuit's
   std::optional<uint64_t> constraints, witnesses;
   uint64_t n_public = 1;
   std::optional<uint64_t> seed;  ///< none: a random seed, printed

@@ -28,9 +28,10 @@
 #
 # Fixtures (made once under WORK): sha256 and merkle from bench/circuits/
 # compiled with the repository's circom2 against circomlib (npm install into
-# WORK, so the npm registry must be reachable the first time), one local
-# powers-of-tau ceremony of 2^16 and snarkjs setups (a few minutes on 2
-# cores); syn16/18/20 by `proofline setup --dev` (seeded; 2^20 takes minutes).
+# WORK, so the npm registry must be reachable the first time), keyed by
+# `proofline setup --dev --r1cs` (seeded, INSECURE, seconds), witnesses by
+# the circuits' wasm through snarkjs; syn16/18/20 by `proofline setup --dev`
+# (seeded; 2^20 takes minutes).
 #
 # Needs node and the repository's node_modules (snarkjs, circom2), python3,
 # taskset. Takes about RUNS x (3 + 8 + 60) s on 2 cores with every circuit.
@@ -80,22 +81,18 @@ make_circom() {  # name: WORK/<name>/ with circuit.zkey, verification_key.json, 
     (cd "$work/npm" && { [ -f package.json ] || npm init -y >/dev/null; } &&
       npm install --no-audit --no-fund circomlib >/dev/null)
   fi
-  if [ ! -f "$work/pot16.ptau" ]; then
-    echo "# powers of tau 2^16 (local, for benchmarks only)" >&2
-    "$snarkjs" powersoftau new bn128 16 "$work/pot16_0.ptau" >/dev/null
-    "$snarkjs" powersoftau contribute "$work/pot16_0.ptau" "$work/pot16_1.ptau" --name=bench -e=bench >/dev/null
-    "$snarkjs" powersoftau prepare phase2 "$work/pot16_1.ptau" "$work/pot16.ptau" >/dev/null
-    rm -f "$work/pot16_0.ptau" "$work/pot16_1.ptau"
-  fi
   echo "# $name: compile, setup, $batch witnesses" >&2
   # circom2 runs in a WASI sandbox that sees the working directory only:
   # compile a copy from inside WORK with relative paths.
   cp "$root/bench/circuits/$name.circom" "$work/$name.circom"
   (cd "$work" && "$circom" "$name.circom" --r1cs --wasm -l npm/node_modules -o "$name" >/dev/null)
-  "$snarkjs" groth16 setup "$dir/$name.r1cs" "$work/pot16.ptau" "$dir/c0.zkey" >/dev/null
-  "$snarkjs" zkey contribute "$dir/c0.zkey" "$dir/circuit.zkey" --name=bench -e=bench >/dev/null
-  rm -f "$dir/c0.zkey"
-  "$snarkjs" zkey export verificationkey "$dir/circuit.zkey" "$dir/verification_key.json" >/dev/null
+  # The key: proofline's development setup of the circuit (seconds; snarkjs's
+  # groth16 setup of the same circuit takes most of an hour on 2 cores).
+  # Both provers read the same .zkey.
+  rm -rf "$dir/key"
+  "$proofline" setup --dev --r1cs "$dir/$name.r1cs" --seed 14 --backend cpu --out "$dir/key" \
+    --log-level warn >/dev/null
+  mv "$dir/key/circuit.zkey" "$dir/key/verification_key.json" "$dir/"
   for i in $(seq 0 $((batch - 1))); do
     python3 - "$name" "$i" > "$dir/input_$i.json" <<'EOF'
 import json, random, sys

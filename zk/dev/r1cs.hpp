@@ -30,6 +30,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "zk/curves.hpp"
@@ -101,6 +102,14 @@ struct r1cs {
 /// 200 bytes per row.
 template <class C>
 r1cs<C> random_r1cs(uint32_t constraints, uint32_t n_public, uint64_t seed);
+
+/// The circuit of a circom .r1cs file (zk/formats/r1cs.hpp): its wires are
+/// the variables (n_vars = nWires), its public outputs and inputs the public
+/// signals; row kinds and defined variables stay empty (the circuit's own
+/// witness generator computes witnesses). Throws formats::format_error
+/// naming the file.
+template <class C>
+r1cs<C> circom_r1cs(const std::string& path);
 
 /// A satisfying witness (standard form, n_vars values, w[0] = 1): public and
 /// free inputs and boolean rows drawn from (seed, index), the rest computed

@@ -24,6 +24,7 @@
 #include "zk/dev/writers.hpp"
 #include "zk/formats/atomic_file.hpp"
 #include "zk/formats/decimal.hpp"
+#include "zk/formats/r1cs.hpp"
 
 namespace proofline::zk::dev {
 
@@ -53,6 +54,9 @@ std::string curve_label(curve_id c) {
 }
 
 std::string command_line(const setup_options& o) {
+  if (!o.r1cs_path.empty())
+    return "proofline setup --dev --curve " + std::string(to_string(o.curve)) + " --r1cs " +
+           o.r1cs_path + " --seed " + std::to_string(o.seed);
   return "proofline setup --dev --curve " + std::string(to_string(o.curve)) + " --constraints " +
          std::to_string(o.constraints) + " --witnesses " + std::to_string(o.witnesses) +
          " --public " + std::to_string(o.n_public) + " --seed " + std::to_string(o.seed);
@@ -151,11 +155,17 @@ setup_result run_typed(const setup_options& o, const setup_log& log) {
       "; anyone can forge proofs for this key. For benchmarks and tests only.");
 
   auto t = clock_type::now();
-  const r1cs<C> cs = random_r1cs<C>(o.constraints, o.n_public, o.seed);
+  const bool from_file = !o.r1cs_path.empty();
+  const r1cs<C> cs = from_file ? circom_r1cs<C>(o.r1cs_path)
+                               : random_r1cs<C>(o.constraints, o.n_public, o.seed);
+  const uint32_t witness_count = from_file ? 0 : o.witnesses;
   res.domain_size = cs.domain_size();
   res.n_vars = cs.n_vars;
-  info("circuit: " + std::to_string(o.constraints) + " constraints + " +
-       std::to_string(o.n_public + 1) + " public-input rows, domain 2^" +
+  res.n_public = cs.n_public;
+  res.n_constraints = cs.n_constraints;
+  info("circuit" + (from_file ? " " + o.r1cs_path : std::string()) + ": " +
+       std::to_string(cs.n_constraints) + " constraints + " +
+       std::to_string(cs.n_public + 1) + " public-input rows, domain 2^" +
        std::to_string(cs.log_domain()) + " = " + std::to_string(cs.domain_size()) + ", " +
        std::to_string(cs.n_vars) + " variables, " + std::to_string(cs.terms.size()) +
        " matrix entries (" + fixed(since(t), 2) + " s)");
@@ -172,7 +182,8 @@ setup_result run_typed(const setup_options& o, const setup_log& log) {
   std::atomic<uint64_t> booleans{0};
   auto witnesses = std::async(std::launch::async, [&] {
     const auto t0 = clock_type::now();
-    pool.for_each(o.witnesses, [&](std::size_t i) {
+    if (witness_count == 0) return;
+    pool.for_each(witness_count, [&](std::size_t i) {
       const auto w = random_witness<C>(cs, o.seed, static_cast<uint32_t>(i));
       if (i == 0) {
         const uint32_t bad = first_unsatisfied_row<C>(cs, w.data(), pool);
@@ -185,7 +196,7 @@ setup_result run_typed(const setup_options& o, const setup_log& log) {
       }
       write_wtns<C>((dir / witness_name(static_cast<uint32_t>(i))).string(), w);
     });
-    info("wrote " + std::to_string(o.witnesses) + " witnesses in " + fixed(since(t0), 2) +
+    info("wrote " + std::to_string(witness_count) + " witnesses in " + fixed(since(t0), 2) +
          " s (beside the key)");
   });
 
@@ -202,15 +213,20 @@ setup_result run_typed(const setup_options& o, const setup_log& log) {
 
   witnesses.get();
   res.boolean_fraction = double(booleans.load()) / cs.n_vars;
-  for (uint32_t i = 0; i < o.witnesses; ++i) res.files.push_back(witness_name(i));
-  info(fixed(100 * res.boolean_fraction, 1) + "% of witness 0's values are 0 or 1");
+  for (uint32_t i = 0; i < witness_count; ++i) res.files.push_back(witness_name(i));
+  if (witness_count)
+    info(fixed(100 * res.boolean_fraction, 1) + "% of witness 0's values are 0 or 1");
 
   const fr ab = tw.alpha * tw.beta;
   const auto alphabeta = pairing_generator_power<C>(ab.to_standard());
   formats::write_file_atomic((dir / vk_name).string(), verification_key_json<C>(key.vk, alphabeta));
-  formats::write_file_atomic((dir / jobs_name).string(), jobs_json(o.witnesses));
+  res.files.push_back(vk_name);
+  if (witness_count) {
+    formats::write_file_atomic((dir / jobs_name).string(), jobs_json(witness_count));
+    res.files.push_back(jobs_name);
+  }
   formats::write_file_atomic((dir / toxic_name).string(), toxic_json<C>(o, tw));
-  res.files.insert(res.files.end(), {vk_name, jobs_name, toxic_name, readme_name});
+  res.files.insert(res.files.end(), {toxic_name, readme_name});
   res.seconds = since(start);
   formats::write_file_atomic((dir / readme_name).string(), readme_text(o, res));
   info("setup done in " + fixed(res.seconds, 2) + " s: " + dir.string());
@@ -220,16 +236,30 @@ setup_result run_typed(const setup_options& o, const setup_log& log) {
 }  // namespace
 
 void check_setup(const setup_options& o) {
-  if (o.constraints < 1) throw setup_error("--constraints must be at least 1");
-  if (o.witnesses < 1) throw setup_error("--witnesses must be at least 1");
-  const uint64_t rows = uint64_t(o.constraints) + o.n_public + 1;
   const unsigned max_log =
       visit_curve(o.curve, [](auto c) { return decltype(c)::fr::params::two_adicity - 1; });
-  if (log_domain_for(rows) > max_log)
-    throw setup_error("--constraints " + std::to_string(o.constraints) + " with --public " +
-                      std::to_string(o.n_public) + " needs a domain of 2^" +
-                      std::to_string(log_domain_for(rows)) + " rows; development setups on " +
-                      to_string(o.curve) + " support up to 2^" + std::to_string(max_log));
+  if (!o.r1cs_path.empty()) {
+    const formats::r1cs_info info = formats::read_r1cs_info(o.r1cs_path);
+    if (info.curve != o.curve)
+      throw setup_error(o.r1cs_path + ": the circuit is over the " + to_string(info.curve) +
+                        " scalar field, not " + to_string(o.curve));
+    if (info.n_constraints < 1) throw setup_error(o.r1cs_path + ": the circuit has no constraints");
+    const uint64_t rows = uint64_t(info.n_constraints) + info.n_public() + 1;
+    if (log_domain_for(rows) > max_log)
+      throw setup_error(o.r1cs_path + ": " + std::to_string(info.n_constraints) +
+                        " constraints need a domain of 2^" + std::to_string(log_domain_for(rows)) +
+                        " rows; development setups on " + to_string(o.curve) +
+                        " support up to 2^" + std::to_string(max_log));
+  } else {
+    if (o.constraints < 1) throw setup_error("--constraints must be at least 1");
+    if (o.witnesses < 1) throw setup_error("--witnesses must be at least 1");
+    const uint64_t rows = uint64_t(o.constraints) + o.n_public + 1;
+    if (log_domain_for(rows) > max_log)
+      throw setup_error("--constraints " + std::to_string(o.constraints) + " with --public " +
+                        std::to_string(o.n_public) + " needs a domain of 2^" +
+                        std::to_string(log_domain_for(rows)) + " rows; development setups on " +
+                        to_string(o.curve) + " support up to 2^" + std::to_string(max_log));
+  }
   if (o.out_dir.empty()) throw setup_error("--out: an output directory is required");
 
   const fs::path dir(o.out_dir);
@@ -255,7 +285,53 @@ setup_result run_setup(const setup_options& opts, const setup_log& log) {
   return visit_curve(opts.curve, [&](auto c) { return run_typed<decltype(c)>(opts, log); });
 }
 
+namespace {
+
+std::string readme_r1cs(const setup_options& o, const setup_result& r) {
+  return fmt::format(
+      "proofline development setup -- INSECURE: FOR BENCHMARKS AND TESTS ONLY\n"
+      "=======================================================================\n"
+      "\n"
+      "The Groth16 proving key in this directory was made from KNOWN toxic waste\n"
+      "(tau, alpha, beta, gamma, delta), derived from the seed below and listed in\n"
+      "toxic_waste.json. Anyone with this directory, or just the seed, can forge\n"
+      "proofs that verification_key.json accepts. Never use it to secure anything:\n"
+      "real circuits need a trusted-setup ceremony (snarkjs powersoftau, then\n"
+      "snarkjs groth16 setup and zkey contribute).\n"
+      "\n"
+      "Made by:\n"
+      "  {command}\n"
+      "\n"
+      "Circuit: {r1cs}\n"
+      "  curve            {curve}\n"
+      "  constraints      {constraints} + {public_rows} public-input rows\n"
+      "  domain           {domain}\n"
+      "  variables        {vars} (w0 = 1, {publics} public)\n"
+      "  A/B coefficients {coefs}\n"
+      "\n"
+      "Files:\n"
+      "  circuit.zkey            snarkjs Groth16 proving key (sections 1-10; section 10\n"
+      "                          holds an INSECURE banner and one contribution named\n"
+      "                          INSECURE, not a ceremony's contributions)\n"
+      "  verification_key.json   snarkjs verification key\n"
+      "  toxic_waste.json        the secret scalars: the reason this is insecure\n"
+      "  README.txt              this file\n"
+      "\n"
+      "Witnesses come from the circuit's own witness generator, e.g.:\n"
+      "  snarkjs wtns calculate circuit_js/circuit.wasm input.json witness.wtns\n"
+      "Prove and verify:\n"
+      "  proofline prove circuit.zkey witness.wtns proof.json public.json\n"
+      "  snarkjs groth16 verify verification_key.json public.json proof.json\n",
+      fmt::arg("command", command_line(o)), fmt::arg("r1cs", o.r1cs_path),
+      fmt::arg("curve", curve_label(o.curve)), fmt::arg("constraints", r.n_constraints),
+      fmt::arg("public_rows", r.n_public + 1), fmt::arg("domain", r.domain_size),
+      fmt::arg("vars", r.n_vars), fmt::arg("publics", r.n_public), fmt::arg("coefs", r.n_coefs));
+}
+
+}  // namespace
+
 std::string readme_text(const setup_options& o, const setup_result& r) {
+  if (!o.r1cs_path.empty()) return readme_r1cs(o, r);
   return fmt::format(
       "proofline development setup -- INSECURE: FOR BENCHMARKS AND TESTS ONLY\n"
       "=======================================================================\n"

@@ -8,6 +8,10 @@
 //   DIR/toxic_waste.json       the secret scalars, in decimal
 //   DIR/README.txt             what this is (INSECURE) and how to use it
 //
+// With a circom .r1cs file (setup_options::r1cs_path) the key is that
+// circuit's and no witnesses or jobs.json are written: the circuit's own
+// witness generator computes its witnesses.
+//
 // Every file is written atomically (temp file + rename). The circuit, the
 // toxic waste and each witness come from independent streams of the seed, so
 // the same seed gives the same circuit and key whatever K is.
@@ -28,6 +32,10 @@ class fixed_base_engine;
 
 struct setup_options {
   curve_id curve = curve_id::bn254;
+  /// A circom .r1cs file: the key is for its circuit (curve, constraints
+  /// and public signals from the file; `constraints`, `witnesses` and
+  /// `n_public` unused). Empty: a random circuit.
+  std::string r1cs_path;
   uint32_t constraints = 0;  ///< N >= 1
   uint32_t witnesses = 0;    ///< K >= 1
   uint32_t n_public = 1;     ///< P
@@ -50,6 +58,8 @@ class setup_error : public std::runtime_error {
 struct setup_result {
   uint32_t domain_size = 0;
   uint32_t n_vars = 0;
+  uint32_t n_public = 0;       ///< public signals
+  uint32_t n_constraints = 0;  ///< constraints, public-input rows not included
   uint64_t n_coefs = 0;
   uint64_t zkey_bytes = 0;
   double boolean_fraction = 0;     ///< share of witness 0's values that are 0 or 1
@@ -62,7 +72,8 @@ struct setup_result {
 using setup_log = std::function<void(int level, const std::string& line)>;
 
 /// Checks the options (throws setup_error on N or K of 0, a domain beyond the
-/// curve's limit) and the output directory: creates it; refuses one that is
+/// curve's limit, an .r1cs file of another curve; formats::format_error for
+/// an unreadable .r1cs) and the output directory: creates it; refuses one that is
 /// not a directory, not writable, or not empty unless `force`.
 void check_setup(const setup_options& opts);
 
