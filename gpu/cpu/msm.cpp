@@ -59,7 +59,8 @@ inline double split_cost(std::size_t n, unsigned windows, unsigned c, unsigned s
 /// or has no chord (x_P = x_Q: a doubling or P + (-P)) goes into the
 /// bucket's XYZZ side sum instead, so a bucket that many points share
 /// (scalars of 0/1 witnesses all land in one bucket of window 0) costs no
-/// more than an XYZZ bucket.
+/// more than an XYZZ bucket. With a batch of 0 (too few buckets for batches
+/// worth their inversion) every addition goes to the side sums.
 template <class G>
 class affine_buckets {
  public:
@@ -79,7 +80,7 @@ class affine_buckets {
       point_[k] = negate ? -p : p;
       return;
     }
-    if (round_of_[k] == round_ || point_[k].x == p.x) {
+    if (batch_ == 0 || round_of_[k] == round_ || point_[k].x == p.x) {
       side_[k] = side_[k].add_affine(negate ? -p : p);
       return;
     }
@@ -144,9 +145,15 @@ class affine_buckets {
 
 /// Additions that share one inversion: enough that the inversion (a few
 /// hundred products) is a small share of the batch, few enough that the
-/// batch's buckets rarely collide and its arrays stay in cache.
+/// batch's buckets rarely collide and its arrays stay in cache. 0 (no
+/// batches, XYZZ additions only) below min_batch: a batch of a handful of
+/// additions would pay an inversion for each few, and with so few buckets
+/// (small scalars: 0/1 witnesses give 1 window of 2 buckets) nearly every
+/// addition collides with one already waiting.
+constexpr std::size_t min_batch = 16;
 inline std::size_t batch_size(std::size_t buckets) {
-  return std::max<std::size_t>(1, std::min<std::size_t>(1024, buckets / 4));
+  const std::size_t b = std::min<std::size_t>(1024, buckets / 4);
+  return b < min_batch ? 0 : b;
 }
 
 }  // namespace
