@@ -105,8 +105,8 @@ constexpr unsigned level1_caps[] = {0, 168, 128, 80, 64};
 /// How step 3 (level 1, nearly all of an MSM's additions) runs on the
 /// device: the register cap of its kernel. A lower cap lets more threads
 /// share an SM (more latency hidden) at the price of spills to local
-/// memory; which wins depends on the group (docs/BENCHMARKS.md). The host
-/// executor ignores the cap. Spelled "xyzz", then optionally ":lazy" and
+/// memory; which wins depends on the group and is measured on the GPU
+/// (scripts/bench-kernels-msm.sh). The host executor ignores the cap. Spelled "xyzz", then optionally ":lazy" and
 /// ":r<cap>", cap in level1_caps (parse_level1).
 struct level1_kernel {
   unsigned regs = 0;
