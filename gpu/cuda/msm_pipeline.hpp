@@ -22,7 +22,19 @@
 //              runs of equal keys inside its chunk with mixed XYZZ additions
 //              (8M+2S) and writes one partial sum per (chunk, key); a prefix
 //              sum over per-chunk run counts gives every partial its slot, so
-//              the partials stay sorted by key.
+//              the partials stay sorted by key. The next entry's key and
+//              point index are loaded before the current point is added, so
+//              only the point's own load is waited for. Nearly every
+//              addition of an MSM is here, and its kernel needs many
+//              registers (an XYZZ accumulator and an affine point live, plus
+//              the products' temporaries): at 256 threads a block and up to
+//              255 registers, the G2 and BLS12-381 G1 kernels fit one block
+//              on an SM, too few warps to hide the products' latency. So
+//              level 1 is also compiled under register caps (level1_kernel,
+//              PROOFLINE_MSM_KERNEL): more resident threads for some spills.
+//              For G2 it may also sum with lazy Fq2 products (one Montgomery
+//              reduction less per product, zk::ff::fp2_lazy): the partials
+//              are the same values either way.
 //  4. levels   the same over the partials (full additions, chunks of L) until
 //              no key can have more than run_limit partials left
 //              (max bucket size n shrinks to ceil(n/L) + 1 per level).
@@ -67,13 +79,16 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "gpu/cuda/exec.hpp"
 #include "zk/common/hd.hpp"
 #include "zk/ec/point.hpp"
 #include "zk/ff/fp.hpp"
+#include "zk/ff/fp2.hpp"
 
 namespace proofline::gpu::cuda::msm {
 
@@ -81,6 +96,95 @@ namespace proofline::gpu::cuda::msm {
 constexpr unsigned max_levels = 8;
 /// Sign bit of a sorted value; the low 31 bits are the point index.
 constexpr uint32_t sign_bit = 0x80000000u;
+
+/// Register caps the level-1 kernel is compiled for (level1_kernel::regs);
+/// 0 is the executor's plain launch (256 threads a block, up to 255
+/// registers a thread).
+constexpr unsigned level1_caps[] = {0, 168, 128, 80, 64};
+
+/// How step 3 (level 1, nearly all of an MSM's additions) runs on the
+/// device: the register cap of its kernel. A lower cap lets more threads
+/// share an SM (more latency hidden) at the price of spills to local
+/// memory; which wins depends on the group and is measured on the GPU
+/// (scripts/bench-kernels-msm.sh). The host executor ignores the cap. Spelled "xyzz", then optionally ":lazy" and
+/// ":r<cap>", cap in level1_caps (parse_level1).
+struct level1_kernel {
+  unsigned regs = 0;
+  /// Fq2 groups: products with one reduction less (zk::ff::fp2_lazy); the
+  /// same sums. Ignored for G1.
+  bool lazy = false;
+};
+
+/// Whether the device compiles level 1 of points A under a cap of `regs`
+/// registers: caps below the bytes of an affine point would spill most of
+/// the accumulator, so they are left out (and compile time with them); a
+/// cap left out runs the plain launch.
+template <class A>
+constexpr bool level1_cap_compiled(unsigned regs) {
+  return regs == 0 || regs >= sizeof(A);
+}
+
+/// "xyzz" (plain products, the plain launch), "xyzz:lazy", "xyzz:r168",
+/// "xyzz:lazy:r128" etc.; throws std::invalid_argument naming the problem.
+inline level1_kernel parse_level1(const std::string& spec) {
+  level1_kernel k;
+  const auto bad = [&](const std::string& why) {
+    return std::invalid_argument("msm kernel '" + spec + "': " + why +
+                                 " (expected xyzz[:lazy][:r<registers>])");
+  };
+  const std::string head = "xyzz";
+  if (spec.compare(0, head.size(), head) != 0 || (spec.size() > head.size() && spec[head.size()] != ':'))
+    throw bad("unknown kernel");
+  std::size_t colon = spec.size() > head.size() ? head.size() : std::string::npos;
+  bool capped = false;
+  while (colon != std::string::npos) {
+    const std::size_t next = spec.find(':', colon + 1);
+    const std::string part = spec.substr(colon + 1, next == std::string::npos ? std::string::npos : next - colon - 1);
+    if (part == "lazy" && !k.lazy && !capped) {
+      k.lazy = true;
+    } else if (part.size() >= 2 && part.size() <= 4 && part[0] == 'r' && !capped &&
+               part.find_first_not_of("0123456789", 1) == std::string::npos) {
+      k.regs = unsigned(std::stoul(part.substr(1)));
+      bool known = false;
+      for (unsigned c : level1_caps) known |= c == k.regs && c != 0;
+      if (!known) throw bad("register cap must be 168, 128, 80 or 64");
+      capped = true;
+    } else {
+      throw bad("bad part '" + part + "'");
+    }
+    colon = next;
+  }
+  return k;
+}
+
+/// The spelling parse_level1 reads back.
+inline std::string describe(const level1_kernel& k) {
+  return std::string("xyzz") + (k.lazy ? ":lazy" : "") + (k.regs ? ":r" + std::to_string(k.regs) : "");
+}
+
+/// The level-1 kernel MSMs use unless told otherwise: PROOFLINE_MSM_KERNEL
+/// when set (parse_level1's spelling), else the plain launch. Read once; a
+/// bad value throws std::invalid_argument at every use, naming the variable.
+inline level1_kernel default_level1() {
+  struct choice {
+    level1_kernel k;
+    std::string error;
+  };
+  static const choice c = [] {
+    choice r;
+    const char* v = std::getenv("PROOFLINE_MSM_KERNEL");
+    if (v && *v) {
+      try {
+        r.k = parse_level1(v);
+      } catch (const std::invalid_argument& e) {
+        r.error = std::string("PROOFLINE_MSM_KERNEL: ") + e.what();
+      }
+    }
+    return r;
+  }();
+  if (!c.error.empty()) throw std::invalid_argument(c.error);
+  return c.k;
+}
 
 /// The shape of one MSM: window, buckets, chunking and reduction sizes.
 struct shape {
@@ -106,6 +210,7 @@ struct shape {
   /// w * table_n + offset + i. Otherwise offset = 0 and table_n = n.
   std::size_t offset = 0;
   std::size_t table_n = 0;
+  level1_kernel level1;  ///< how step 3 runs on the device (default_level1() by plan())
 };
 
 /// Buckets a reduction thread takes (step 6) and the most the last level may hold.
@@ -133,6 +238,7 @@ inline shape plan(std::size_t n, unsigned bits, unsigned c = 0, bool fixed_base 
   shape s;
   s.n = n;
   s.table_n = n;
+  s.level1 = default_level1();
   s.bits = bits;
   s.fixed_base = fixed_base;
   if (c == 0) {
@@ -291,7 +397,11 @@ struct total_fn {
 
 /// One level: sums the runs of equal keys inside chunk t of the `count`
 /// sorted entries and writes one partial per (chunk, key) at the chunk's
-/// slots; `terms.add(acc, i)` adds entry i to a running sum.
+/// slots; `terms.at(i)` fetches what names entry i (an index load at most)
+/// and `terms.add(acc, that)` adds the entry to a running sum of type
+/// Terms::acc, which Terms::to_out<X> turns into a partial. The key and
+/// name of entry i + 1 are loaded before entry i is added, so their loads
+/// overlap the addition and only the term's own load waits.
 template <class X, class Terms>
 struct level_runs_fn {
   const uint32_t* keys;
@@ -308,43 +418,127 @@ struct level_runs_fn {
     std::size_t end = begin + chunk < total ? begin + chunk : total;
     uint32_t slot = base[t];
     uint32_t key = keys[begin];
-    X acc = X::infinity();
+    uint32_t k = key;
+    auto name = terms.at(begin);
+    using acc_t = typename Terms::acc;
+    acc_t acc = acc_t::infinity();
     for (std::size_t i = begin; i < end; ++i) {
-      uint32_t k = keys[i];
+      const bool more = i + 1 < end;
+      const uint32_t k_next = more ? keys[i + 1] : k;
+      const auto name_next = more ? terms.at(i + 1) : name;
       if (k != key) {
         out_keys[slot] = key;
-        out[slot] = acc;
+        out[slot] = Terms::template to_out<X>(acc);
         ++slot;
         key = k;
-        acc = X::infinity();
+        acc = acc_t::infinity();
       }
-      acc = terms.add(acc, i);
+      acc = terms.add(acc, name);
+      k = k_next;
+      name = name_next;
     }
     out_keys[slot] = key;
-    out[slot] = acc;
+    out[slot] = Terms::template to_out<X>(acc);
   }
 };
 
-/// Level 1's terms: affine points through the sorted values (index, sign).
-template <class A>
+/// The group G with Fq2 products by zk::ff::fp2_lazy: its points hold the
+/// same coordinates as G's and only multiply differently (recast()).
+template <class G>
+struct lazy_group {
+  using field = zk::ff::fp2<typename G::field::base, true>;
+};
+
+/// Whether G's coordinates are in Fq2 (lazy_group<G> exists).
+template <class F>
+struct is_plain_fp2 : std::false_type {};
+template <class F>
+struct is_plain_fp2<zk::ff::fp2<F, false>> : std::true_type {};
+
+/// The same point in group To (G or its lazy_group twin): coordinates copied.
+template <class To, class From>
+PL_HD zk::ec::affine<To> recast(const zk::ec::affine<From>& p) {
+  using F = typename To::field;
+  return {F{p.x.c0, p.x.c1}, F{p.y.c0, p.y.c1}};
+}
+template <class To, class From>
+PL_HD zk::ec::xyzz<To> recast(const zk::ec::xyzz<From>& p) {
+  using F = typename To::field;
+  return {F{p.X.c0, p.X.c1}, F{p.Y.c0, p.Y.c1}, F{p.ZZ.c0, p.ZZ.c1}, F{p.ZZZ.c0, p.ZZZ.c1}};
+}
+
+/// Level 1's terms: affine points through the sorted values (index, sign),
+/// summed in XYZZ coordinates of group AccG (A's group, or its lazy twin).
+template <class A, class AccG = typename A::group>
 struct signed_points {
+  using acc = zk::ec::xyzz<AccG>;
+  static constexpr bool same = std::is_same_v<AccG, typename A::group>;
   const uint32_t* vals;
   const A* points;
-  template <class X>
-  PL_HD X add(const X& acc, std::size_t i) const {
-    uint32_t v = vals[i];
+  PL_HD uint32_t at(std::size_t i) const { return vals[i]; }
+  PL_HD acc add(const acc& a, uint32_t v) const {
     A p = load(points + (v & ~sign_bit));
     if (v & sign_bit) p = -p;
-    return acc.add_affine(p);
+    if constexpr (same)
+      return a.add_affine(p);
+    else
+      return a.add_affine(recast<AccG>(p));
+  }
+  template <class X>
+  PL_HD static X to_out(const acc& a) {
+    if constexpr (same)
+      return a;
+    else
+      return recast<typename X::group>(a);
   }
 };
 
 /// Later levels' terms: the previous level's partials.
 template <class X>
 struct partial_sums {
+  using acc = X;
   const X* in;
-  PL_HD X add(const X& acc, std::size_t i) const { return acc + load(in + i); }
+  PL_HD std::size_t at(std::size_t i) const { return i; }
+  PL_HD X add(const X& a, std::size_t i) const { return a + load(in + i); }
+  template <class Y>
+  PL_HD static Y to_out(const X& a) {
+    return a;
+  }
 };
+
+/// Executors that launch a functor under a register cap (level1_kernel)
+/// say so with `static constexpr bool capped_launches = true` and a
+/// for_each_capped<A>(n, f, regs) (A: the points f adds); the others run
+/// level 1 with for_each.
+template <class Exec, class = void>
+struct capped_exec : std::false_type {};
+template <class Exec>
+struct capped_exec<Exec, std::void_t<decltype(Exec::capped_launches)>> : std::true_type {};
+
+template <class A, class Exec, class F>
+void for_each_level1(const Exec& ex, std::size_t n, const F& f, const level1_kernel& k) {
+  if constexpr (capped_exec<Exec>::value)
+    ex.template for_each_capped<A>(n, f, k.regs);
+  else
+    ex.for_each(n, f);
+}
+
+/// Step 3 with kernel k: the level-1 functor over the points (lazy products
+/// for Fq2 groups when k.lazy), launched under k's register cap.
+template <class A, class X, class Exec>
+void level1(const Exec& ex, const level1_kernel& k, std::size_t m, const uint32_t* keys, const uint32_t* count,
+            const uint32_t* base, unsigned L, uint32_t* out_keys, X* out, const uint32_t* vals, const A* points) {
+  using G = typename A::group;
+  if constexpr (is_plain_fp2<typename G::field>::value) {
+    if (k.lazy) {
+      using F = level_runs_fn<X, signed_points<A, lazy_group<G>>>;
+      for_each_level1<A>(ex, m, F{keys, count, base, L, out_keys, out, {vals, points}}, k);
+      return;
+    }
+  }
+  using F = level_runs_fn<X, signed_points<A>>;
+  for_each_level1<A>(ex, m, F{keys, count, base, L, out_keys, out, {vals, points}}, k);
+}
 
 // ---- step 5: runsum --------------------------------------------------------
 
@@ -518,8 +712,7 @@ void bucket_pass(const Exec& ex, const shape& s, const digits& d, const A* point
     ex.exclusive_sum(scan_temp, scan_bytes, runs, base, m);
     ex.for_each(1, total_fn{base, runs, m, counts + lv});
     if (lv == 0)
-      ex.for_each(m, level_runs_fn<X, signed_points<A>>{in_keys, in_count, base, L, out_keys, out,
-                                                        {d.vals, points}});
+      level1<A>(ex, s.level1, m, in_keys, in_count, base, L, out_keys, out, d.vals, points);
     else
       ex.for_each(m, level_runs_fn<X, partial_sums<X>>{in_keys, in_count, base, L, out_keys, out,
                                                        {in_parts}});
@@ -681,6 +874,7 @@ inline shape chunk_shape(const shape& s, const chunking& ch, unsigned k) {
   shape p = plan(ch.begin[k + 1] - ch.begin[k], s.bits, s.c, s.fixed_base);
   p.offset = s.offset + ch.begin[k];
   p.table_n = s.table_n;
+  p.level1 = s.level1;
   return p;
 }
 

@@ -121,6 +121,27 @@ void msm_cases(std::mt19937_64& rng) {
     check_msm<C, g2>(333, scalar_mix::uniform, 0, rng);
     check_msm<C, g2>(256, scalar_mix::skewed, 4, rng);
   }
+  SUBCASE("G2 with lazy Fq2 products in level 1: skewed inputs, plain, fixed base and chunked") {
+    namespace msm = gpu::cuda::msm;
+    const msm::level1_kernel lazy{0, true};
+    for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(257)}) {
+      auto p = test::make_points<C, g2>(n, rng);
+      std::vector<std::vector<typename C::scalar>> inputs = {
+          test::make_scalars<C>(n, scalar_mix::uniform, rng), test::make_scalars<C>(n, scalar_mix::skewed, rng),
+          test::make_scalars<C>(n, scalar_mix::ones, rng),
+          std::vector<typename C::scalar>(n, test::make_scalars<C>(1, scalar_mix::uniform, rng)[0]),
+          std::vector<typename C::scalar>(n, C::scalar::zero())};
+      for (std::size_t k = 0; k < inputs.size(); ++k) {
+        CAPTURE(n);
+        CAPTURE(k);
+        const auto& s = inputs[k];
+        const auto want = gpu::cpu::msm<g2, C::fr::N>(p.data(), s.data(), n, pool()).to_affine();
+        CHECK(test::emulated_msm<C, g2>(p, s, 0, false, 1, lazy).to_affine() == want);
+        CHECK(test::emulated_msm<C, g2>(p, s, 5, true, 1, lazy).to_affine() == want);
+        if (n > 2) CHECK(test::emulated_msm<C, g2>(p, s, 4, false, 3, lazy).to_affine() == want);
+      }
+    }
+  }
   SUBCASE("fixed base: precomputed window multiples, one bucket set") {
     for (std::size_t n : {1, 5, 100, 1000}) check_msm<C, g1>(n, scalar_mix::uniform, 0, rng, true);
     check_msm<C, g1>(700, scalar_mix::skewed, 0, rng, true);
@@ -178,6 +199,32 @@ TEST_CASE("32-bit carry-chain Montgomery arithmetic equals the generic field cod
   SUBCASE("BN254 Fr") { check_mont32<zk::bn254::fr>(rng); }
   SUBCASE("BLS12-381 Fq") { check_mont32<zk::bls12_381::fq>(rng); }
   SUBCASE("BLS12-381 Fr") { check_mont32<zk::bls12_381::fr>(rng); }
+}
+
+/// The lazy-reduction Fq2 product (zk::ff::fp2_lazy, the host's carry
+/// chains) against Karatsuba with three reduced products.
+template <class F>
+void check_fp2_lazy(std::mt19937_64& rng) {
+  auto v = field_inputs<F>(60, rng);
+  std::size_t bad = 0, count = 0;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    for (std::size_t j = 0; j < v.size(); j += 3) {
+      const zk::ff::fp2<F> a{v[i], v[j]}, b{v[(i * 7 + j) % v.size()], v[(j * 5 + 3) % v.size()]};
+      const auto want = a.mul_inline(b);
+      const auto got = a.template mul_lazy<mont32::host_chain>(b);
+      const zk::ff::fp2<F, true> al{a.c0, a.c1}, bl{b.c0, b.c1};
+      const auto through = al * bl;
+      bad += !(got == want) + !(through.c0 == want.c0 && through.c1 == want.c1);
+      ++count;
+    }
+  CHECK(count > 1000);
+  CHECK(bad == 0);
+}
+
+TEST_CASE("the lazy-reduction Fq2 product equals Karatsuba with reduced products") {
+  std::mt19937_64 rng(25);
+  SUBCASE("BN254 Fq2") { check_fp2_lazy<zk::bn254::fq>(rng); }
+  SUBCASE("BLS12-381 Fq2") { check_fp2_lazy<zk::bls12_381::fq>(rng); }
 }
 
 TEST_CASE("the MSM pipeline on the host matches the CPU backend on BN254") {
@@ -239,6 +286,63 @@ TEST_CASE("an MSM whose scalars are cut into chunks equals the unchunked one and
     CHECK(test::emulated_msm<zk::bn254, g1>(p, zeros, 0, true, 3).is_infinity());
     CHECK(test::emulated_msm<zk::bn254, g1>({}, {}, 0, true, 3).is_infinity());
   }
+}
+
+/// host_exec that launches level 1 "under a cap" as the device executor
+/// does (msm::capped_exec), recording every cap it is asked for.
+struct capped_host_exec : gpu::cuda::host_exec {
+  static constexpr bool capped_launches = true;
+  std::vector<unsigned>* caps;
+  template <class A, class F>
+  void for_each_capped(std::size_t n, const F& f, unsigned regs) const {
+    caps->push_back(regs);
+    for_each(n, f);
+  }
+};
+
+TEST_CASE("the level-1 kernel: spellings, and every MSM step takes the shape's choice") {
+  namespace msm = gpu::cuda::msm;
+  using C = zk::bn254;
+  using G = zk::bn254::g2_group;
+  using A = zk::ec::affine<G>;
+  using X = zk::ec::xyzz<G>;
+  for (unsigned cap : msm::level1_caps)
+    for (bool lazy : {false, true}) {
+      const std::string spec = msm::describe(msm::level1_kernel{cap, lazy});
+      CAPTURE(spec);
+      CHECK(msm::parse_level1(spec).regs == cap);
+      CHECK(msm::parse_level1(spec).lazy == lazy);
+    }
+  CHECK(msm::describe(msm::level1_kernel{}) == "xyzz");
+  CHECK(msm::describe(msm::level1_kernel{128, true}) == "xyzz:lazy:r128");
+  for (const char* bad : {"", "xyz", "xyzzy", "xyzz:", "xyzz:r", "xyzz:r100", "xyzz:r0", "xyzz:168", "affine",
+                          "xyzz:r168x", "xyzz:r128:lazy", "xyzz:lazy:lazy", "xyzz:r128:r168", "xyzz::lazy"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(msm::parse_level1(bad), std::invalid_argument);
+  }
+  CHECK(msm::plan(100, 254).level1.regs == msm::default_level1().regs);
+  CHECK(msm::level1_cap_compiled<A>(0));
+  CHECK(msm::level1_cap_compiled<A>(168));
+  CHECK(!msm::level1_cap_compiled<A>(64));  // a 128-byte point would mostly spill
+
+  // the cap reaches level 1 of every chunk and nothing else; results are unchanged
+  std::mt19937_64 rng(24);
+  const std::size_t n = 400;
+  auto points = test::make_points<C, G>(n, rng);
+  auto scalars = test::make_scalars<C>(n, test::scalar_mix::skewed, rng);
+  const auto want = gpu::cpu::msm<G, C::fr::N>(points.data(), scalars.data(), n, pool()).to_affine();
+  std::vector<unsigned> caps;
+  const capped_host_exec ex{{}, &caps};
+  const msm::chunking ch = msm::split(n, 3);
+  msm::shape s = msm::plan(n, C::fr::params::bits, 6, false, ch.count);
+  s.level1 = msm::parse_level1("xyzz:r128");
+  const msm::exec_steps<capped_host_exec, C::scalar, A, X> st{ex};
+  std::vector<char> mem(msm::chunked_bytes<decltype(st), C::scalar, A, X>(st, s, ch));
+  gpu::cuda::carver cv(mem.data(), mem.size());
+  std::vector<X> windows(s.sums);
+  msm::chunked(st, s, ch, scalars.data(), points.data(), windows.data(), cv);
+  CHECK(msm::combine(windows.data(), s).to_affine() == want);
+  CHECK(caps == std::vector<unsigned>(ch.count, 128u));
 }
 
 TEST_CASE("msm::split cuts n scalars into growing, non-empty chunks that cover them") {

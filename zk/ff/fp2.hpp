@@ -7,7 +7,7 @@
 
 namespace proofline::zk::ff {
 
-template <class F>
+template <class F, bool Lazy = false>
 struct fp2;
 
 #if defined(__CUDA_ARCH__) && PROOFLINE_FF_PTX
@@ -19,11 +19,175 @@ template <class F>
 __device__ __noinline__ fp2<F> fp2_mul_call(fp2<F> a, fp2<F> b);
 template <class F>
 __device__ __noinline__ fp2<F> fp2_sqr_call(fp2<F> a);
+template <class F>
+__device__ __noinline__ fp2<F> fp2_mul_lazy_call(fp2<F> a, fp2<F> b);
 #endif
 
-template <class F>
+/// Karatsuba with one Montgomery reduction less (lazy reduction): the
+/// three products a0 b0, a1 b1, (a0 + a1)(b0 + b1) are kept double-width,
+/// c1 = a0 b1 + a1 b0 and c0 = a0 b0 - a1 b1 (+ p 2^(32W) when negative)
+/// are formed there, and only those two are reduced: 3 W^2 + 2 W^2 word
+/// products instead of 3 (W^2 + W^2), W = 2N 32-bit words. Both reduced
+/// values are below p R (R = 2^(32W)) because 2p < R for BN254 and
+/// BLS12-381, so one subtraction of p completes each reduction; the
+/// result equals mul_inline's (a field element has one reduced form).
+/// Written over the carry-chain policies of zk/ff/mont32.hpp, so the host
+/// tests run the same steps (host_chain) as the device (ptx_chain).
+namespace fp2_lazy {
+
+/// t[0 .. 2W) = x y: rows of paired chains (mont32::mul_pairs's order: even
+/// words of x into A, odd ones into B), then A + B.
+template <class Chain, unsigned W>
+PL_HD void wide(uint32_t* t, const uint32_t* x, const uint32_t* y) {
+  uint32_t A[2 * W], B[2 * W];
+  PL_UNROLL for (unsigned j = 0; j < 2 * W; ++j) A[j] = B[j] = 0;
+  PL_UNROLL for (unsigned i = 0; i < W; ++i) {
+    const uint32_t bi = y[i];
+    {
+      Chain c;  // A[i ..] += sum over even k of x[k] y[i] 2^(32k); A < 2^(32(W+i+1)) after the row
+      A[i] = c.mad_lo_cc(x[0], bi, A[i]);
+      A[i + 1] = c.madc_hi_cc(x[0], bi, A[i + 1]);
+      PL_UNROLL for (unsigned k = 2; k < W; k += 2) {
+        A[i + k] = c.madc_lo_cc(x[k], bi, A[i + k]);
+        A[i + k + 1] = c.madc_hi_cc(x[k], bi, A[i + k + 1]);
+      }
+      A[i + W] = c.addc(A[i + W], 0);
+    }
+    {
+      Chain c;  // B[i ..] += sum over odd k; its last word, B[i + W], takes no carry out (same bound)
+      B[i + 1] = c.mad_lo_cc(x[1], bi, B[i + 1]);
+      B[i + 2] = c.madc_hi_cc(x[1], bi, B[i + 2]);
+      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
+        B[i + k] = c.madc_lo_cc(x[k], bi, B[i + k]);
+        B[i + k + 1] = c.madc_hi_cc(x[k], bi, B[i + k + 1]);
+      }
+    }
+  }
+  Chain c;
+  t[0] = c.add_cc(A[0], B[0]);
+  PL_UNROLL for (unsigned j = 1; j < 2 * W; ++j) t[j] = c.addc_cc(A[j], B[j]);
+}
+
+/// r = T R^-1 mod p for T < p R (2W words): (T_lo + M p) / R by
+/// mul_pairs's reduction rows (M makes the low W words vanish; the
+/// quotient is at most p), plus T_hi (< p), minus p unless that borrows.
+template <class Chain, class P>
+PL_HD void redc(uint64_t* r, const uint32_t* T) {
+  constexpr unsigned W = 2 * P::limbs;
+  const uint32_t inv = uint32_t(P::inv);
+  uint32_t A[W + 2], B[W + 2];
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) {
+    A[j] = T[j];
+    B[j] = 0;
+  }
+  A[W] = A[W + 1] = B[W] = B[W + 1] = 0;
+  uint32_t low_a = 0, low_b = 0;  // the previous row's cancelled low words (their sum is 0 or 2^32)
+  PL_UNROLL for (unsigned i = 0; i < W; ++i) {
+    const uint32_t carry = (low_a | low_b) != 0;
+    const uint32_t m = (A[0] + B[0] + carry) * inv;
+    {
+      Chain c;
+      c.add_cc(low_a, low_b);  // the carry of the cancelled words enters here
+      A[0] = c.madc_lo_cc(m, mont32::mod_word<P>(0), A[0]);
+      A[1] = c.madc_hi_cc(m, mont32::mod_word<P>(0), A[1]);
+      PL_UNROLL for (unsigned k = 2; k < W; k += 2) {
+        A[k] = c.madc_lo_cc(m, mont32::mod_word<P>(k), A[k]);
+        A[k + 1] = c.madc_hi_cc(m, mont32::mod_word<P>(k), A[k + 1]);
+      }
+      A[W] = c.addc_cc(A[W], 0);
+      A[W + 1] = c.addc(A[W + 1], 0);
+    }
+    {
+      Chain c;
+      B[1] = c.mad_lo_cc(m, mont32::mod_word<P>(1), B[1]);
+      B[2] = c.madc_hi_cc(m, mont32::mod_word<P>(1), B[2]);
+      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
+        B[k] = c.madc_lo_cc(m, mont32::mod_word<P>(k), B[k]);
+        B[k + 1] = c.madc_hi_cc(m, mont32::mod_word<P>(k), B[k + 1]);
+      }
+      B[W + 1] = c.addc(B[W + 1], 0);
+    }
+    low_a = A[0];
+    low_b = B[0];
+    PL_UNROLL for (unsigned j = 0; j <= W; ++j) {
+      A[j] = A[j + 1];
+      B[j] = B[j + 1];
+    }
+    A[W + 1] = B[W + 1] = 0;
+  }
+  uint32_t t[W], d[W];
+  {
+    Chain c;  // (T_lo + M p) / R + T_hi < 2p < 2^(32W)
+    c.add_cc(low_a, low_b);
+    PL_UNROLL for (unsigned j = 0; j < W; ++j) t[j] = c.addc_cc(A[j], B[j]);
+  }
+  {
+    Chain c;
+    t[0] = c.add_cc(t[0], T[W]);
+    PL_UNROLL for (unsigned j = 1; j < W; ++j) t[j] = c.addc_cc(t[j], T[W + j]);
+  }
+  Chain c;
+  d[0] = c.sub_cc(t[0], mont32::mod_word<P>(0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(t[j], mont32::mod_word<P>(j));
+  const uint32_t keep = c.subc(0, 0);  // all ones when t < p
+  PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) {
+    uint32_t lo = (t[2 * j] & keep) | (d[2 * j] & ~keep);
+    uint32_t hi = (t[2 * j + 1] & keep) | (d[2 * j + 1] & ~keep);
+    r[j] = (uint64_t(hi) << 32) | lo;
+  }
+}
+
+/// (r0, r1) = (a0 b0 - a1 b1, a0 b1 + a1 b0) in Montgomery form (inputs < p).
+template <class Chain, class P>
+PL_HD void mul(uint64_t* r0, uint64_t* r1, const uint64_t* a0, const uint64_t* a1, const uint64_t* b0,
+               const uint64_t* b1) {
+  constexpr unsigned W = 2 * P::limbs;
+  uint32_t x0[W], x1[W], y0[W], y1[W], sx[W], sy[W];
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) {
+    x0[j] = mont32::word(a0, j);
+    x1[j] = mont32::word(a1, j);
+    y0[j] = mont32::word(b0, j);
+    y1[j] = mont32::word(b1, j);
+  }
+  {
+    Chain c, e;  // a0 + a1 and b0 + b1 unreduced: below 2p < 2^(32W)
+    sx[0] = c.add_cc(x0[0], x1[0]);
+    sy[0] = e.add_cc(y0[0], y1[0]);
+    PL_UNROLL for (unsigned j = 1; j < W; ++j) sx[j] = c.addc_cc(x0[j], x1[j]);
+    PL_UNROLL for (unsigned j = 1; j < W; ++j) sy[j] = e.addc_cc(y0[j], y1[j]);
+  }
+  uint32_t v0[2 * W], v1[2 * W], s[2 * W];
+  wide<Chain, W>(v0, x0, y0);
+  wide<Chain, W>(v1, x1, y1);
+  wide<Chain, W>(s, sx, sy);
+  {
+    Chain c;  // s = a0 b1 + a1 b0 = s - v0 - v1 >= 0, below 2p^2 < p R
+    s[0] = c.sub_cc(s[0], v0[0]);
+    PL_UNROLL for (unsigned j = 1; j < 2 * W; ++j) s[j] = c.subc_cc(s[j], v0[j]);
+    Chain e;
+    s[0] = e.sub_cc(s[0], v1[0]);
+    PL_UNROLL for (unsigned j = 1; j < 2 * W; ++j) s[j] = e.subc_cc(s[j], v1[j]);
+  }
+  {
+    Chain c;  // v0 = v0 - v1, plus p R when that borrows: in [0, p R)
+    v0[0] = c.sub_cc(v0[0], v1[0]);
+    PL_UNROLL for (unsigned j = 1; j < 2 * W; ++j) v0[j] = c.subc_cc(v0[j], v1[j]);
+    const uint32_t mask = c.subc(0, 0);
+    Chain e;
+    v0[W] = e.add_cc(v0[W], mont32::mod_word<P>(0) & mask);
+    PL_UNROLL for (unsigned j = 1; j < W; ++j) v0[W + j] = e.addc_cc(v0[W + j], mont32::mod_word<P>(j) & mask);
+  }
+  redc<Chain, P>(r0, v0);
+  redc<Chain, P>(r1, s);
+}
+
+}  // namespace fp2_lazy
+
+template <class F, bool Lazy>
 struct fp2 {
   using base = F;
+  /// Products by fp2_lazy (one reduction less); the same values either way.
+  static constexpr bool lazy = Lazy;
   F c0, c1;  ///< c0 + c1 * u
 
   PL_HD static fp2 zero() { return {F::zero(), F::zero()}; }
@@ -41,10 +205,25 @@ struct fp2 {
   /// Karatsuba: 3M + 5A over F.
   PL_HD fp2 operator*(const fp2& b) const {
 #if defined(__CUDA_ARCH__) && PROOFLINE_FF_PTX
-    return fp2_mul_call<F>(*this, b);
+    if constexpr (Lazy) {
+      const fp2<F> r = fp2_mul_lazy_call<F>(fp2<F>{c0, c1}, fp2<F>{b.c0, b.c1});
+      return {r.c0, r.c1};
+    } else {
+      return fp2_mul_call<F>(*this, b);
+    }
 #else
-    return mul_inline(b);
+    if constexpr (Lazy)
+      return mul_lazy<zk::ff::mont32::host_chain>(b);
+    else
+      return mul_inline(b);
 #endif
+  }
+  /// The lazy product on carry-chain policy Chain (fp2_lazy).
+  template <class Chain>
+  PL_HD fp2 mul_lazy(const fp2& b) const {
+    fp2 r;
+    fp2_lazy::mul<Chain, typename F::params>(r.c0.l, r.c1.l, c0.l, c1.l, b.c0.l, b.c1.l);
+    return r;
   }
   PL_HD fp2 mul_inline(const fp2& b) const {
     F v0 = c0 * b.c0;
@@ -55,7 +234,12 @@ struct fp2 {
   /// Complex squaring: (c0 + c1)(c0 - c1) + 2 c0 c1 u, 2M.
   PL_HD fp2 sqr() const {
 #if defined(__CUDA_ARCH__) && PROOFLINE_FF_PTX
-    return fp2_sqr_call<F>(*this);
+    if constexpr (Lazy) {
+      const fp2<F> r = fp2_sqr_call<F>(fp2<F>{c0, c1});
+      return {r.c0, r.c1};
+    } else {
+      return fp2_sqr_call<F>(*this);
+    }
 #else
     return sqr_inline();
 #endif
@@ -86,6 +270,10 @@ __device__ __noinline__ fp2<F> fp2_mul_call(fp2<F> a, fp2<F> b) {
 template <class F>
 __device__ __noinline__ fp2<F> fp2_sqr_call(fp2<F> a) {
   return a.sqr_inline();
+}
+template <class F>
+__device__ __noinline__ fp2<F> fp2_mul_lazy_call(fp2<F> a, fp2<F> b) {
+  return a.template mul_lazy<mont32::ptx_chain>(b);
 }
 #endif
 

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The MSM level-1 kernels (PROOFLINE_MSM_KERNEL, gpu/cuda/msm_pipeline.hpp)
+# against each other on the GPU host, in one call (issue 14): correctness
+# first, then timings.
+#
+#   scripts/bench-kernels-msm.sh CARRY_DIR
+#       CARRY_DIR: the unpacked bundle (bin/, lib/; scripts/gpu-bundle.sh):
+#         d=$(scripts/gpu-bundle.sh unpack .carry/gpu) && scripts/bench-kernels-msm.sh $d
+#
+# 1. cuda_gpu_test: every level-1 kernel against the CPU backend bit for bit
+#    (skewed inputs, plain and fixed base, chunked), then the MSM cases up
+#    to 2^MSM_TEST_LOG_N with the default kernel.
+# 2. proofline-bench under each PROOFLINE_MSM_KERNEL that applies to the
+#    group (a cap the group is not compiled for, or lazy products on G1,
+#    would time the plain kernel again): msm_g2 (BN254) at 2^20 and 2^22
+#    under G2_KERNELS, msm (BN254 G1) at 2^20 and 2^22 under BN_G1_KERNELS,
+#    msm on BLS12-381 at 2^20 under BLS_G1_KERNELS, msm_g2 on BLS12-381 at
+#    2^20 under BLS_G2_KERNELS.
+# 3. A table of medians on stdout and in $OUT/summary.txt; the logs and the
+#    JSON lines in $OUT/bench-kernels-msm.tar.gz.
+#
+# Environment:
+#   OUT              results folder (default ./bench-kernels-msm-out)
+#   G2_KERNELS, BN_G1_KERNELS, BLS_G1_KERNELS, BLS_G2_KERNELS
+#                    level-1 kernels to time (msm::parse_level1's spelling;
+#                    defaults below: each group's compiled ones)
+#   RUNS=10          timed runs per size (the figure is their median)
+#   MSM_TEST_LOG_N=14  largest G1 MSM size step 1 checks
+#   SKIP_TESTS=1     timings only
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=lib/bench.sh
+source "$root/scripts/lib/bench.sh"
+
+carry=${1:?usage: bench-kernels-msm.sh CARRY_DIR (bin/ and lib/ of scripts/gpu-bundle.sh)}
+out=${OUT:-$PWD/bench-kernels-msm-out}
+runs=${RUNS:-10}
+g2_kernels=${G2_KERNELS:-"xyzz xyzz:r168 xyzz:r128 xyzz:lazy xyzz:lazy:r168 xyzz:lazy:r128"}
+bn_g1_kernels=${BN_G1_KERNELS:-"xyzz xyzz:r80 xyzz:r64"}
+bls_g1_kernels=${BLS_G1_KERNELS:-"xyzz xyzz:r168 xyzz:r128"}
+bls_g2_kernels=${BLS_G2_KERNELS:-"xyzz xyzz:lazy"}
+export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+bench="$carry/bin/proofline-bench"
+gtest="$carry/bin/cuda_gpu_test"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out" "$work/logs"
+summary="$work/summary.txt"
+: > "$summary"
+bench_header bench-kernels-msm "$carry" "$summary"
+failed=0
+
+note() { echo "$*" | tee -a "$summary"; }
+
+# ---- 1. correctness ----------------------------------------------------------
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  t0=$(date +%s)
+  timeout 150 "$gtest" -tc='every level-1*' > "$work/logs/test-level1.log" 2>&1
+  rc=$?
+  note "test level-1 kernels: rc=$rc ($(tail -3 "$work/logs/test-level1.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
+  [ "$rc" = 0 ] || failed=1
+  t0=$(date +%s)
+  PROOFLINE_GPU_TEST_LOG_N=${MSM_TEST_LOG_N:-14} timeout 120 "$gtest" -tc='MSMs*' > "$work/logs/test-msm.log" 2>&1
+  rc=$?
+  note "test MSM: rc=$rc ($(tail -3 "$work/logs/test-msm.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
+  [ "$rc" = 0 ] || failed=1
+fi
+
+# ---- 2. timings ----------------------------------------------------------------
+run_bench() {  # WHAT CURVE LOG_N LOG_N_TO KERNEL
+  local what=$1 curve=$2 lo=$3 hi=$4 k=$5 tag
+  tag="$what-$curve-${k//:/_}"
+  PROOFLINE_MSM_KERNEL=$k timeout 120 "$bench" "$what" --backend cuda --curve "$curve" --log-n "$lo" \
+    --log-n-to "$hi" --step 2 --runs "$runs" --warmup 2 --json "$work/$tag.jsonl" > "$work/logs/$tag.log" 2>&1 || {
+    note "bench $what $curve $k: failed (logs/$tag.log)"
+    failed=1
+  }
+}
+for k in $g2_kernels; do run_bench msm_g2 bn254 20 22 "$k"; done
+for k in $bn_g1_kernels; do run_bench msm bn254 20 22 "$k"; done
+for k in $bls_g1_kernels; do run_bench msm bls12_381 20 20 "$k"; done
+for k in $bls_g2_kernels; do run_bench msm_g2 bls12_381 20 20 "$k"; done
+
+# ---- 3. table --------------------------------------------------------------------
+{
+  echo
+  echo "medians in ms (targets: BN254 G2 2^20 <= 15, 2^22 <= 48; BN254 G1 2^20 <= 6; BLS12-381 G1 2^20 <= 12)"
+  if command -v python3 > /dev/null; then
+    for f in "$work"/*.jsonl; do
+      b=$(basename "$f" .jsonl)
+      sed "s/^{/{\"tag\":\"$b\",/" "$f"
+    done | python3 -c '
+import json, sys
+rows = {}
+for line in sys.stdin:
+    try: r = json.loads(line)
+    except ValueError: continue
+    rows.setdefault(r["tag"], {})[r["log_n"]] = r["median_ms"]
+sizes = sorted({n for v in rows.values() for n in v})
+print("%-36s " % "what-curve-kernel" + " ".join("%9s" % ("2^%d" % n) for n in sizes))
+for tag in sorted(rows):
+    v = rows[tag]
+    print("%-36s " % tag + " ".join("%9s" % ("%.3f" % v[n] if n in v else "-") for n in sizes))
+'
+  else
+    grep -h -v '^what' "$work"/logs/*.log
+  fi
+} | tee -a "$summary"
+if [ "$failed" = 0 ]; then note "all steps passed"; else note "SOME STEPS FAILED (see the logs)"; fi
+
+cp "$work"/*.jsonl "$work/logs/" 2>/dev/null
+cp "$summary" "$work/logs/"
+(cd "$work" && tar czf "$out/bench-kernels-msm.tar.gz" logs)
+cp "$summary" "$out/summary.txt"
+exit "$failed"
