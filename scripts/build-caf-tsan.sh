@@ -26,7 +26,8 @@
 # with the options of Debian's package (log level QUIET, memory management
 # on), -fsanitize=thread -O1 and line tables only (-g1: a report still names
 # every frame's function, file and line, inlined frames included), as a
-# unity build (batches of CAF's source files per translation unit), with
+# unity build (16 of CAF's source files per translation unit;
+# tests/sanitize/caf-unity.cmake keeps out the one file that clashes), with
 # clang++ when installed (CXX overrides), Ninja and ccache when installed.
 # Building again in the same PREFIX redoes only what changed.
 set -euo pipefail
@@ -116,6 +117,7 @@ config=(-DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo
         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1"
         -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
         -DCMAKE_UNITY_BUILD="${PROOFLINE_CAF_UNITY:-ON}" -DCMAKE_UNITY_BUILD_BATCH_SIZE="${PROOFLINE_CAF_UNITY_BATCH:-16}"
+        -DCMAKE_PROJECT_INCLUDE="$root/tests/sanitize/caf-unity.cmake"
         -DCMAKE_INSTALL_PREFIX="$prefix" -DCAF_LOG_LEVEL=QUIET -DCAF_NO_AUTO_LIBCPP=ON
         -DCAF_NO_EXAMPLES=ON -DCAF_NO_TOOLS=ON -DCAF_NO_UNIT_TESTS=ON -DCAF_NO_OPENSSL=ON
         -DCAF_NO_OPENCL=ON -DCAF_NO_PYTHON=ON -DCAF_NO_SUMMARY=ON)
