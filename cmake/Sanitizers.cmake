@@ -4,11 +4,11 @@
 #   -DPROOFLINE_SANITIZE=thread    ThreadSanitizer
 #
 # Every target of the tree is compiled and linked with the sanitizer, with
-# frame pointers so reports have whole stacks. ASan + UBSan builds at -O0
-# with line tables only (-g1): reports keep every frame's function, file and
-# line, and compiling CAF's templates costs about a third of -O1 -g
-# (docs/RELIABILITY.md). TSan builds at -O1 -g, since TSan's checks slow
-# unoptimised code down far more. Such a build is CPU-only
+# frame pointers so reports have whole stacks. Both build at -O0 with line
+# tables only (-g1): reports keep every frame's function, file and line, and
+# compiling CAF's templates costs about a third of -O1 -g; the tests these
+# builds run are short enough that their slower run costs less than the
+# optimiser would (docs/RELIABILITY.md). Such a build is CPU-only
 # (nvcc code is not instrumented, and the CUDA backend cannot run here) and
 # links no jemalloc: the sanitizers replace malloc themselves, and memory/
 # reaches jemalloc through weak symbols, so the runtime falls back to the
@@ -24,7 +24,7 @@ if(PROOFLINE_SANITIZE STREQUAL "address")
   set(_proofline_san_level -O0 -g1)
 elseif(PROOFLINE_SANITIZE STREQUAL "thread")
   set(_proofline_san -fsanitize=thread)
-  set(_proofline_san_level -O1 -g)
+  set(_proofline_san_level -O0 -g1)
 elseif(NOT PROOFLINE_SANITIZE STREQUAL "")
   message(FATAL_ERROR "PROOFLINE_SANITIZE must be address, thread or empty, not '${PROOFLINE_SANITIZE}'")
 endif()

@@ -78,16 +78,18 @@ summary=$build/fuzz-summary.txt
 : >"$summary"
 
 # fuzz_one NAME: runs one target for SECONDS (libFuzzer is single-threaded)
-# and writes its summary line to $build/fuzz_NAME.line; returns its rc.
+# and writes its summary line to $build/fuzz_NAME.line and its exit status to
+# $build/fuzz_NAME.rc.
 fuzz_one() {
   local t=$1 bin=$build/fuzz_$1 corpus=$build/corpus/$1 artifacts=$build/artifacts/$1
   local log=$build/fuzz_$1.log rc=0 dirs dict last cov corp
-  rm -f "$build/fuzz_$t.line"
+  rm -f "$build/fuzz_$t.line" "$build/fuzz_$t.rc"
   mkdir -p "$corpus" "$artifacts"
   dirs=("$corpus" "$seeds/$t")
   [ -d "$root/tests/fuzz/regressions/$t" ] && dirs+=("$root/tests/fuzz/regressions/$t")
   dict=()
   [ -f "$root/tests/fuzz/$t.dict" ] && dict=(-dict="$root/tests/fuzz/$t.dict")
+  echo "fuzz: $t for ${seconds}s"
   "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix="$artifacts/" "${dict[@]}" "${dirs[@]}" >"$log" 2>&1 || rc=$?
   stat() { sed -n "s/^stat::$1: *//p" "$log" | tail -1; }
@@ -97,7 +99,7 @@ fuzz_one() {
   printf '%-13s rc=%-3s runs=%-10s execs/s=%-7s cov=%-6s corpus=%-12s new=%-5s peak_rss_mb=%s\n' \
     "$t" "$rc" "$(stat number_of_executed_units)" "$(stat average_exec_per_sec)" "${cov:-?}" \
     "${corp:-?}" "$(stat new_units_added)" "$(stat peak_rss_mb)" >"$build/fuzz_$t.line"
-  return "$rc"
+  echo "$rc" >"$build/fuzz_$t.rc"
 }
 
 # As many targets at once as there are cores, each on a core of its own, so
@@ -105,30 +107,15 @@ fuzz_one() {
 for t in "${targets[@]}"; do
   [ -x "$build/fuzz_$t" ] || { echo "fuzz.sh: no target $t" >&2; exit 2; }
 done
-slots=$(nproc)
-declare -A rcs=()
-pending=("${targets[@]}")
-running=()
-while [ "${#pending[@]}" -gt 0 ] || [ "${#running[@]}" -gt 0 ]; do
-  while [ "${#pending[@]}" -gt 0 ] && [ "${#running[@]}" -lt "$slots" ]; do
-    t=${pending[0]}
-    pending=("${pending[@]:1}")
-    echo "fuzz: $t for ${seconds}s"
-    fuzz_one "$t" &
-    running+=("$t:$!")
-  done
-  # Wait for the oldest target: targets run the same SECONDS.
-  entry=${running[0]}
-  running=("${running[@]:1}")
-  rc=0
-  wait "${entry#*:}" || rc=$?
-  rcs[${entry%%:*}]=$rc
-done
+export -f fuzz_one
+export root build seeds seconds
+printf '%s\n' "${targets[@]}" | xargs -P "$(nproc)" -I{} bash -c 'fuzz_one "$1"' _ {} || true
 
 failed=()
 for t in "${targets[@]}"; do
-  { cat "$build/fuzz_$t.line" 2>/dev/null || echo "$t rc=${rcs[$t]} (no figures)"; } | tee -a "$summary"
-  if [ "${rcs[$t]}" -ne 0 ]; then
+  rc=$(cat "$build/fuzz_$t.rc" 2>/dev/null || echo "?")
+  { cat "$build/fuzz_$t.line" 2>/dev/null || echo "$t rc=$rc (no figures)"; } | tee -a "$summary"
+  if [ "$rc" != 0 ]; then
     failed+=("$t")
     grep -E 'ERROR: |SUMMARY: |Test unit written|runtime error' "$build/fuzz_$t.log" | head -20 >&2 || true
     echo "fuzz: $t failed; whole log: $build/fuzz_$t.log" >&2

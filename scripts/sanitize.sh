@@ -19,7 +19,9 @@
 #                 nothing (CTest's sanitize_* entries run each test so)
 #   --caf-prefix DIR  link CAF from DIR (an install prefix of CAF 0.17.6
 #                 built with the same sanitizer, scripts/build-caf-tsan.sh)
-#                 instead of the system's (not with --full)
+#                 instead of the system's (not with --full); a TSan run then
+#                 suppresses nothing (tests/sanitize/tsan.supp is for runs
+#                 against Debian's uninstrumented CAF)
 #
 # The build uses clang++ when it is installed (it compiles this code at -O0
 # in about half of g++'s time), else the default compiler; CXX overrides.
@@ -43,7 +45,7 @@ while [ "$#" -gt 0 ]; do
     --build-only) mode=build; shift ;;
     --test) mode=test; only=$2; shift 2 ;;
     --caf-prefix) caf_prefix=$(cd "$2" && pwd); shift 2 ;;
-    -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
     *) echo "sanitize.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -73,7 +75,10 @@ esac
 # abort_on_error/halt_on_error: the first report fails the test.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/sanitize/ubsan.supp"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/sanitize/tsan.supp"
+# tsan.supp is only for runs against Debian's uninstrumented CAF; against a
+# CAF built with TSan (--caf-prefix) nothing is suppressed.
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+[ -n "$caf_prefix" ] || TSAN_OPTIONS+=":suppressions=$root/tests/sanitize/tsan.supp"
 
 if [ "$mode" = test ]; then
   case " ${tests[*]} " in

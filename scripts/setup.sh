@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
 # Installs everything proofline needs to build and test, and nothing else:
 # Debian packages for the toolchain and libraries, and the pinned npm tools
-# (snarkjs, circom2) the tests use as oracles. Safe to run again: it installs
-# only what is missing.
+# (snarkjs, circom2) the tests use as oracles, and the source of CAF 0.17.6
+# (Debian's source package, SHA-256 checked) that the TSan tests build with
+# ThreadSanitizer (docs/RELIABILITY.md, Sanitizers). Safe to run again: it
+# installs and fetches only what is missing.
 #
-#   scripts/setup.sh            # libraries, toolchain, npm tools
+#   scripts/setup.sh            # libraries, toolchain, npm tools, CAF source
 #   scripts/setup.sh --no-npm   # skip the npm tools (build only)
+#   scripts/setup.sh --no-caf-source   # skip CAF's source (no TSan tests)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 want_npm=1
+want_caf=1
 for arg in "$@"; do
   case "$arg" in
     --no-npm) want_npm=0 ;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+    --no-caf-source) want_caf=0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option $arg" >&2; exit 2 ;;
   esac
 done
@@ -69,5 +74,8 @@ if [ "$want_npm" = 1 ]; then
   else
     echo "setup: npm tools present"
   fi
+fi
+if [ "$want_caf" = 1 ]; then
+  "$here/scripts/build-caf-tsan.sh" --fetch "$here/.deps"
 fi
 echo "setup: done"

@@ -16,15 +16,24 @@ using proofline::keys_to_prefetch;
 
 namespace {
 
-/// A loader that counts its calls per path and returns a fresh object each time.
+/// A loader that counts its calls per path and returns a fresh object each
+/// time. The prefetch calls it from one thread per path, so the counters are
+/// atomic and made up front for every path the cases load: the map itself is
+/// only read while loads may run.
 struct counting_loader {
-  std::shared_ptr<std::map<std::string, int>> calls = std::make_shared<std::map<std::string, int>>();
+  using counters = std::map<std::string, std::atomic<int>>;
+  std::shared_ptr<counters> calls = make_counters();
+  static std::shared_ptr<counters> make_counters() {
+    auto c = std::make_shared<counters>();
+    for (const char* path : {"a.zkey", "b.zkey", "c.zkey"}) c->emplace(path, 0);
+    return c;
+  }
   std::function<std::shared_ptr<int>(const std::string&)> fn() {
     auto c = calls;
     return [c](const std::string& path) {
       if (path == "missing.zkey") throw std::runtime_error("missing.zkey: No such file or directory");
       static std::atomic<int> serial{0};
-      ++(*c)[path];
+      ++c->at(path);
       return std::make_shared<int>(++serial);
     };
   }
