@@ -30,10 +30,11 @@
 //         has w^0 = 1 as the twiddle of its first butterfly of every stage
 //         and of every butterfly of the stage pairing adjacent elements:
 //         those skip the product (3 of the 4 products of a radix-2 step, 7
-//         of 12 at radix 3): per element, 12 products become 11.25 at 2^24
-//         (radix 2), 26 become 24.5 in the odd-coset step. Elsewhere the
-//         w^0 butterflies are one thread's in a warp, so skipping them
-//         would only diverge.
+//         of 12 at radix 3; the DIF passes then put their short step first
+//         so that this one is full): per element, 12 products become 11.25
+//         at 2^24 (radix 2), 26 become 24.5 in the odd-coset step.
+//         Elsewhere the w^0 butterflies are one thread's in a warp, so
+//         skipping them would only diverge.
 //   lazy  butterflies on values in [0, 2p) for fields with two spare bits
 //         (4p < 2^256: BN254's Fr), reduced once when a pass stores them
 //         (ntt_lazy.hpp): the twiddle product skips its final conditional
@@ -61,6 +62,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "gpu/cuda/exec.hpp"
@@ -186,12 +188,16 @@ PL_HD void tile_step(const Pass& p, std::size_t block, const Ctx& ctx, F* tile, 
 }
 
 /// All p.k stages of a tile in shared memory, at most Smax (1..3) at a time
-/// in registers, a barrier after each step.
+/// in registers, a barrier after each step. The short step (k mod Smax
+/// stages) comes last, except in a DIF pass with p.unit set, where it comes
+/// first, so that the step at the transform's bit 0 (the last) is a full
+/// Smax stages and skips as many w^0 products as it can.
 template <class F, bool Dif, unsigned Smax, class A, class Pass, class Ctx>
 PL_HD void run_tile_stages(const Pass& p, std::size_t block, const Ctx& ctx, F* tile, unsigned lo) {
-  unsigned ls = 0;
+  unsigned ls = 0, first = 0;  // first: the short step's size when it goes first
+  if constexpr (Dif && Pass::unit_steps) first = p.unit ? p.k % Smax : 0;
   while (ls < p.k) {
-    const unsigned left = p.k - ls;
+    const unsigned left = ls == 0 && first ? first : p.k - ls;
     if (Smax >= 3 && left >= 3) {
       tile_step<F, Dif, (Smax >= 3 ? 3 : 1), A>(p, block, ctx, tile, lo, ls);
       ls += 3;
@@ -391,7 +397,8 @@ void tiled_passes(const Exec& ex, F* x, const F* tw, unsigned log_n) {
 ///              options that change the arithmetic, not the passes:
 ///              lazy (l1): butterflies on values in [0, 2p), reduced once
 ///              per pass (lazy_arith, ntt_lazy.hpp; fields with two spare
-///              bits, e.g. BN254's Fr; others use exact_arith anyway);
+///              bits, e.g. BN254's Fr; others use exact_arith anyway;
+///              radix 1 or 2);
 ///              unit (u1): the register step that holds the transform's
 ///              bit 0 skips its products by w^0 = 1 (3 of 4 at radix 2)
 /// Spelled "registers", "tiled" or "fused[:tT][:cC][:rR][:bB][:lL][:uU]"
@@ -464,6 +471,7 @@ inline kernel parse_kernel(const std::string& spec) {
   if (k.radix < 1 || k.radix > 3) throw bad("radix must be 1 .. 3");
   if (k.threads != 0 && (k.threads > 1024 || (k.threads & (k.threads - 1)) != 0))
     throw bad("threads must be a power of two up to 1024");
+  if (k.lazy && k.radix == 3) throw bad("l1 takes radix 1 or 2");
   if (k.threads == 0) k.threads = k.radix == 3 ? 128 : 256;
   return k;
 }
@@ -590,7 +598,8 @@ void fused_passes_k(const Exec& ex, F* x, const F* tw, unsigned log_n, const ker
     const unsigned cap = kc.threads ? kc.threads : (K == 3 ? 128 : 256);
     const unsigned threads = want < cap ? (want ? want : 1) : cap;
     const bool last = p + 1 == count;
-    fused_pass_fn<F, Dif, K, A> f{x, x, tw, log_n, s0, k, mc, top, false, nullptr, nullptr, nullptr, 0, kc.unit};
+    fused_pass_fn<F, Dif, K, A> f{x, x, tw, log_n, s0, k, mc, top, false,
+                                  nullptr, nullptr, nullptr, 0, kc.unit};
     if (Dif && last) {
       if (ep.out) f.out = ep.out;
       f.reverse = ep.reverse;
@@ -610,7 +619,14 @@ void fused_passes_a(const Exec& ex, F* x, const F* tw, unsigned log_n, const ker
   switch (kc.radix) {
     case 1: fused_passes_k<Dif, 1, A>(ex, x, tw, log_n, kc, ep); break;
     case 2: fused_passes_k<Dif, 2, A>(ex, x, tw, log_n, kc, ep); break;
-    default: fused_passes_k<Dif, 3, A>(ex, x, tw, log_n, kc, ep); break;
+    default:
+      // radix 3 only with exact_arith (parse_kernel refuses l1 with r3):
+      // one pair of kernels fewer to compile per field
+      if constexpr (std::is_same_v<A, exact_arith<F>>)
+        fused_passes_k<Dif, 3, A>(ex, x, tw, log_n, kc, ep);
+      else
+        throw std::invalid_argument("NTT kernel " + describe(kc) + ": lazy butterflies take radix 1 or 2");
+      break;
   }
 }
 
