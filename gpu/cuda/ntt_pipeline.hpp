@@ -24,14 +24,14 @@
 // per stage; what differs is the passes over global memory, the occupancy
 // and the tail of the grid. With enough elements the products are the
 // limit, so the fused kind has two options that make them fewer or cheaper
-// (kernel, below; both off by default):
+// (kernel, below; both off by default, radix 2 only):
 //   unit  the register step whose lowest bit is the transform's bit 0 (the
 //         last step of the last DIF pass, the first of the first DIT pass)
 //         has w^0 = 1 as the twiddle of its first butterfly of every stage
 //         and of every butterfly of the stage pairing adjacent elements:
-//         those skip the product (3 of the 4 products of a radix-2 step, 7
-//         of 12 at radix 3; the DIF passes then put their short step first
-//         so that this one is full): per element, 12 products become 11.25
+//         those skip the product (3 of the step's 4; the DIF passes then
+//         put their short step first so that this one is full), in kernels
+//         compiled with the flag (Unit): per element, 12 products become 11.25
 //         at 2^24 (radix 2), 26 become 24.5 in the odd-coset step.
 //         Elsewhere the w^0 butterflies are one thread's in a warp, so
 //         skipping them would only diverge.
@@ -62,7 +62,6 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #include "gpu/cuda/exec.hpp"
@@ -162,7 +161,8 @@ constexpr unsigned tile_threads = 128;
 /// takes the 2^S rows of one butterfly group in one column. `lo` is the
 /// transform's bit of row 0, ls0 the tile's first stage not yet done.
 /// `p` is the pass (tw, log_n, s0, k, mc, global(block, e), and, when
-/// Pass::unit_steps, the run-time flag unit: skip the products by w^0 when
+/// Pass::unit_steps (a compile-time flag, so passes without it compile as
+/// before): skip the products by w^0 when
 /// the step's lowest bit is the transform's bit 0). A: butterflies()'s.
 template <class F, bool Dif, unsigned S, class A, class Pass, class Ctx>
 PL_HD void tile_step(const Pass& p, std::size_t block, const Ctx& ctx, F* tile, unsigned lo,
@@ -176,12 +176,14 @@ PL_HD void tile_step(const Pass& p, std::size_t block, const Ctx& ctx, F* tile, 
     F v[1u << S];
     PL_UNROLL for (unsigned m = 0; m < (1u << S); ++m) v[m] = tile[((r0 + (std::size_t(m) << sb)) << mc) + col];
     const std::size_t base = p.global(block, (r0 << mc) + col);
-    bool unit = false;
-    if constexpr (Pass::unit_steps) unit = p.unit && lo + sb == 0;  // the same in every thread
     if constexpr (Pass::unit_steps) {
-      if (unit) butterflies<F, S, Dif, A, true>(v, p.tw, base, 0, p.s0 + ls0, p.log_n);
+      if (lo + sb == 0)  // the same in every thread
+        butterflies<F, S, Dif, A, true>(v, p.tw, base, 0, p.s0 + ls0, p.log_n);
+      else
+        butterflies<F, S, Dif, A>(v, p.tw, base, lo + sb, p.s0 + ls0, p.log_n);
+    } else {
+      butterflies<F, S, Dif, A>(v, p.tw, base, lo + sb, p.s0 + ls0, p.log_n);
     }
-    if (!unit) butterflies<F, S, Dif, A>(v, p.tw, base, lo + sb, p.s0 + ls0, p.log_n);
     PL_UNROLL for (unsigned m = 0; m < (1u << S); ++m) tile[((r0 + (std::size_t(m) << sb)) << mc) + col] = v[m];
   });
   ctx.sync();
@@ -189,13 +191,13 @@ PL_HD void tile_step(const Pass& p, std::size_t block, const Ctx& ctx, F* tile, 
 
 /// All p.k stages of a tile in shared memory, at most Smax (1..3) at a time
 /// in registers, a barrier after each step. The short step (k mod Smax
-/// stages) comes last, except in a DIF pass with p.unit set, where it comes
+/// stages) comes last, except in a DIF pass with Pass::unit_steps, where it comes
 /// first, so that the step at the transform's bit 0 (the last) is a full
 /// Smax stages and skips as many w^0 products as it can.
 template <class F, bool Dif, unsigned Smax, class A, class Pass, class Ctx>
 PL_HD void run_tile_stages(const Pass& p, std::size_t block, const Ctx& ctx, F* tile, unsigned lo) {
   unsigned ls = 0, first = 0;  // first: the short step's size when it goes first
-  if constexpr (Dif && Pass::unit_steps) first = p.unit ? p.k % Smax : 0;
+  if constexpr (Dif && Pass::unit_steps) first = p.k % Smax;
   while (ls < p.k) {
     const unsigned left = ls == 0 && first ? first : p.k - ls;
     if (Smax >= 3 && left >= 3) {
@@ -397,10 +399,10 @@ void tiled_passes(const Exec& ex, F* x, const F* tw, unsigned log_n) {
 ///              options that change the arithmetic, not the passes:
 ///              lazy (l1): butterflies on values in [0, 2p), reduced once
 ///              per pass (lazy_arith, ntt_lazy.hpp; fields with two spare
-///              bits, e.g. BN254's Fr; others use exact_arith anyway;
-///              radix 1 or 2);
+///              bits, e.g. BN254's Fr; others use exact_arith anyway);
 ///              unit (u1): the register step that holds the transform's
-///              bit 0 skips its products by w^0 = 1 (3 of 4 at radix 2)
+///              bit 0 skips its products by w^0 = 1 (3 of its 4); both
+///              with radix 2 only (the default's: fewer kernels to compile)
 /// Spelled "registers", "tiled" or "fused[:tT][:cC][:rR][:bB][:lL][:uU]"
 /// (e.g. "fused:t11:c1:r2:b256", "fused:t10:c1:r2:b128:l1:u1";
 /// parse_kernel, describe; l and u are 0 or 1, 0 by default).
@@ -471,7 +473,7 @@ inline kernel parse_kernel(const std::string& spec) {
   if (k.radix < 1 || k.radix > 3) throw bad("radix must be 1 .. 3");
   if (k.threads != 0 && (k.threads > 1024 || (k.threads & (k.threads - 1)) != 0))
     throw bad("threads must be a power of two up to 1024");
-  if (k.lazy && k.radix == 3) throw bad("l1 takes radix 1 or 2");
+  if ((k.lazy || k.unit) && k.radix != 2) throw bad("l1 and u1 take radix 2");
   if (k.threads == 0) k.threads = k.radix == 3 ? 128 : 256;
   return k;
 }
@@ -509,11 +511,11 @@ inline const kernel& default_kernel() {
 /// (may be the same array: a block reads its whole tile before it stores),
 /// at rev(i) when `reverse`, times *scale when set, times g^rev(i) / n from
 /// the coset tables when coset_lo is set. A: the butterfly arithmetic; its
-/// out() gives each element's reduced value before the store. unit: the
+/// out() gives each element's reduced value before the store. Unit: the
 /// step at the transform's bit 0 skips its products by w^0.
-template <class F, bool Dif, unsigned K, class A>
+template <class F, bool Dif, unsigned K, class A, bool Unit>
 struct fused_pass_fn {
-  static constexpr bool unit_steps = true;
+  static constexpr bool unit_steps = Unit;
   const F* in;
   F* out;
   const F* tw;
@@ -523,7 +525,6 @@ struct fused_pass_fn {
   const F* coset_lo;
   const F* coset_hi;
   unsigned coset_k;
-  bool unit;
 
   PL_HD unsigned lo_bit() const { return Dif ? log_n - s0 - k : s0; }
 
@@ -580,7 +581,7 @@ struct fused_epilogue {
   unsigned coset_k = 0;
 };
 
-template <bool Dif, unsigned K, class A, class Exec, class F>
+template <bool Dif, unsigned K, class A, bool Unit, class Exec, class F>
 void fused_passes_k(const Exec& ex, F* x, const F* tw, unsigned log_n, const kernel& kc,
                     const fused_epilogue<F>& ep) {
   const unsigned max_k = kc.tile_log - kc.cols;
@@ -598,8 +599,7 @@ void fused_passes_k(const Exec& ex, F* x, const F* tw, unsigned log_n, const ker
     const unsigned cap = kc.threads ? kc.threads : (K == 3 ? 128 : 256);
     const unsigned threads = want < cap ? (want ? want : 1) : cap;
     const bool last = p + 1 == count;
-    fused_pass_fn<F, Dif, K, A> f{x, x, tw, log_n, s0, k, mc, top, false,
-                                  nullptr, nullptr, nullptr, 0, kc.unit};
+    fused_pass_fn<F, Dif, K, A, Unit> f{x, x, tw, log_n, s0, k, mc, top, false, nullptr, nullptr, nullptr, 0};
     if (Dif && last) {
       if (ep.out) f.out = ep.out;
       f.reverse = ep.reverse;
@@ -613,36 +613,35 @@ void fused_passes_k(const Exec& ex, F* x, const F* tw, unsigned log_n, const ker
   }
 }
 
-template <bool Dif, class A, class Exec, class F>
-void fused_passes_a(const Exec& ex, F* x, const F* tw, unsigned log_n, const kernel& kc,
-                    const fused_epilogue<F>& ep) {
-  switch (kc.radix) {
-    case 1: fused_passes_k<Dif, 1, A>(ex, x, tw, log_n, kc, ep); break;
-    case 2: fused_passes_k<Dif, 2, A>(ex, x, tw, log_n, kc, ep); break;
-    default:
-      // radix 3 only with exact_arith (parse_kernel refuses l1 with r3):
-      // one pair of kernels fewer to compile per field
-      if constexpr (std::is_same_v<A, exact_arith<F>>)
-        fused_passes_k<Dif, 3, A>(ex, x, tw, log_n, kc, ep);
-      else
-        throw std::invalid_argument("NTT kernel " + describe(kc) + ": lazy butterflies take radix 1 or 2");
-      break;
-  }
-}
-
 /// The stages of one transform in fused passes (kernel kc); the last DIF
 /// pass stores as ep says. log_n >= 1. kc.lazy picks lazy_arith where the
-/// field allows it (lazy_supported), exact_arith otherwise.
+/// field allows it (lazy_supported), exact_arith otherwise; kc.unit the
+/// passes that skip the products by w^0. Both only at radix 2.
 template <bool Dif, class Exec, class F>
 void fused_passes(const Exec& ex, F* x, const F* tw, unsigned log_n, const kernel& kc,
                   const fused_epilogue<F>& ep = {}) {
-  if constexpr (lazy_supported<F>) {
-    if (kc.lazy) {
-      fused_passes_a<Dif, lazy_arith<F>>(ex, x, tw, log_n, kc, ep);
+  if (kc.lazy || kc.unit) {
+    if (kc.radix != 2)
+      throw std::invalid_argument("NTT kernel " + describe(kc) + ": l1 and u1 take radix 2");
+    if constexpr (lazy_supported<F>) {
+      if (kc.lazy) {
+        if (kc.unit)
+          fused_passes_k<Dif, 2, lazy_arith<F>, true>(ex, x, tw, log_n, kc, ep);
+        else
+          fused_passes_k<Dif, 2, lazy_arith<F>, false>(ex, x, tw, log_n, kc, ep);
+        return;
+      }
+    }
+    if (kc.unit) {
+      fused_passes_k<Dif, 2, exact_arith<F>, true>(ex, x, tw, log_n, kc, ep);
       return;
     }
   }
-  fused_passes_a<Dif, exact_arith<F>>(ex, x, tw, log_n, kc, ep);
+  switch (kc.radix) {
+    case 1: fused_passes_k<Dif, 1, exact_arith<F>, false>(ex, x, tw, log_n, kc, ep); break;
+    case 2: fused_passes_k<Dif, 2, exact_arith<F>, false>(ex, x, tw, log_n, kc, ep); break;
+    default: fused_passes_k<Dif, 3, exact_arith<F>, false>(ex, x, tw, log_n, kc, ep); break;
+  }
 }
 
 template <bool Dif, class Exec, class F>

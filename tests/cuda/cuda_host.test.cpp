@@ -214,7 +214,8 @@ void check_lazy(std::mt19937_64& rng) {
 /// Every kind of NTT pass, and fused tiles of several shapes: small tiles
 /// (many passes, columns in both placements), each radix, no columns, and
 /// the largest tile; the lazy and unit-twiddle options alone and together,
-/// at each radix (lazy_arith on BN254, exact_arith on BLS12-381).
+/// in tiles of several shapes (lazy_arith on BN254, exact_arith on
+/// BLS12-381).
 constexpr const char* ntt_kernels[] = {"registers",
                                        "tiled",
                                        "fused",
@@ -226,11 +227,11 @@ constexpr const char* ntt_kernels[] = {"registers",
                                        "fused:t10:c1:r2:b128:l1",
                                        "fused:t10:c1:r2:b128:u1",
                                        "fused:t10:c1:r2:b128:l1:u1",
-                                       "fused:t4:c1:r1:b4:l1:u1",
-                                       "fused:t5:c2:r3:u1",
+                                       "fused:t4:c1:r2:b4:l1:u1",
+                                       "fused:t5:c2:r2:u1",
                                        "fused:t6:c0:r2:b8:u1",
                                        "fused:t12:c0:r2:l1",
-                                       "fused:t6:c1:r1:l1"};
+                                       "fused:t3:c0:r2:b2:l1:u1"};
 
 template <class F>
 void check_ntt(unsigned log_n, std::mt19937_64& rng) {
@@ -466,7 +467,8 @@ TEST_CASE("NTT kernel names parse, print back, and bad ones are refused") {
   CHECK(ntt::describe(ntt::parse_kernel("fused:l1:u0")) == "fused:t10:c1:r2:b128:l1");
   CHECK(ntt::describe(ntt::parse_kernel("fused:u1")) == "fused:t10:c1:r2:b128:u1");
   for (const char* bad : {"", "fast", "tiled:t10", "fused:", "fused:t13", "fused:t10:c10", "fused:r4", "fused:r0",
-                          "fused:b100", "fused:x3", "fused:t", "fused:t1x", "fused:l2", "fused:u10", "tiled:l1", "fused:r3:l1"}) {
+                          "fused:b100", "fused:x3", "fused:t", "fused:t1x", "fused:l2", "fused:u10", "tiled:l1",
+                          "fused:r3:l1", "fused:r1:u1"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(ntt::parse_kernel(bad), std::invalid_argument);
   }
