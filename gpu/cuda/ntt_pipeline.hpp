@@ -20,9 +20,27 @@
 //              passes instead of 4, 2^24 in 3 instead of 4, the odd-coset
 //              step in 6 instead of 7 at 2^24).
 // Twiddles come from one table w^e, e < n/2, which serves every stage (stage
-// s of a 2h-point butterfly uses w^(e * n / 2h)). The product count is the
-// same in every variant (n/2 per stage); what differs is the passes over
-// global memory, the occupancy and the tail of the grid.
+// s of a 2h-point butterfly uses w^(e * n / 2h)). The kinds do n/2 products
+// per stage; what differs is the passes over global memory, the occupancy
+// and the tail of the grid. With enough elements the products are the
+// limit, so the fused kind has two options that make them fewer or cheaper
+// (kernel, below; both off by default, radix 2 only):
+//   unit  the register step whose lowest bit is the transform's bit 0 (the
+//         last step of the last DIF pass, the first of the first DIT pass)
+//         has w^0 = 1 as the twiddle of its first butterfly of every stage
+//         and of every butterfly of the stage pairing adjacent elements:
+//         those skip the product (3 of the step's 4; the DIF passes then
+//         put their short step first so that this one is full), in kernels
+//         compiled with the flag (Unit): per element, 12 products become 11.25
+//         at 2^24 (radix 2), 26 become 24.5 in the odd-coset step.
+//         Elsewhere the w^0 butterflies are one thread's in a warp, so
+//         skipping them would only diverge.
+//   lazy  butterflies on values in [0, 2p) for fields with two spare bits
+//         (4p < 2^256: BN254's Fr), reduced once when a pass stores them
+//         (ntt_lazy.hpp): the twiddle product skips its final conditional
+//         subtraction (a Montgomery product of a < 4p by w < p is < 2p),
+//         the DIF difference adds 2p without a selection. Same products,
+//         fewer instructions each.
 //
 //   dif   natural in, bit-reversed out (Gentleman-Sande):
 //         (x, y) -> (x + y, (x - y) w^e)
@@ -47,6 +65,7 @@
 #include <vector>
 
 #include "gpu/cuda/exec.hpp"
+#include "gpu/cuda/ntt_lazy.hpp"
 #include "zk/common/hd.hpp"
 
 namespace proofline::gpu::cuda::ntt {
@@ -79,7 +98,12 @@ PL_HD std::size_t group_base(std::size_t t, unsigned lo_bit, unsigned k) {
 /// the butterfly at local index u is w^e, e = ((base mod half) + (u mod 2^lb)
 /// 2^lo_bit) * 2^shift: 2^lb distinct twiddles per stage, 1 + 2 + 4 = 7
 /// loads for K = 3 instead of 12.
-template <class F, unsigned K, bool Dif>
+/// A is the butterfly arithmetic (exact_arith or lazy_arith, ntt_lazy.hpp).
+/// Unit: the caller knows lo_bit = 0, so base's low K bits are 0 and the
+/// twiddle of r = 0 is w^0 = 1 in every stage: those butterflies (all of the
+/// stage with pair bit 0, half of pair bit 1, a quarter of pair bit 2) skip
+/// the load and the product (A::dif1 / A::dit1).
+template <class F, unsigned K, bool Dif, class A = exact_arith<F>, bool Unit = false>
 PL_HD void butterflies(F* v, const F* tw, std::size_t base, unsigned lo_bit, unsigned s0, unsigned log_n) {
   PL_UNROLL for (unsigned ls = 0; ls < K; ++ls) {
     const unsigned s = s0 + ls;
@@ -87,21 +111,21 @@ PL_HD void butterflies(F* v, const F* tw, std::size_t base, unsigned lo_bit, uns
     const std::size_t half = std::size_t(1) << (lo_bit + lb);
     const unsigned shift = Dif ? s : log_n - 1 - s;
     F w[1u << (K - 1)];
-    PL_UNROLL for (unsigned r = 0; r < (1u << lb); ++r)
+    PL_UNROLL for (unsigned r = Unit ? 1 : 0; r < (1u << lb); ++r)
       w[r] = tw[((base & (half - 1)) + (std::size_t(r) << lo_bit)) << shift];  // tw[0] = 1
     PL_UNROLL for (unsigned m = 0; m < (1u << K); ++m) {
       if (m & (1u << lb)) continue;
       const unsigned u = m, h = m | (1u << lb);
-      const F& wu = w[u & ((1u << lb) - 1)];
-      if (Dif) {
-        F a = v[u], b = v[h];
-        v[u] = a + b;
-        v[h] = (a - b) * wu;
+      const unsigned r = u & ((1u << lb) - 1);
+      if (Unit && r == 0) {
+        if (Dif)
+          A::dif1(v[u], v[h]);
+        else
+          A::dit1(v[u], v[h]);
+      } else if (Dif) {
+        A::dif(v[u], v[h], w[r]);
       } else {
-        F b = v[h] * wu;
-        F a = v[u];
-        v[u] = a + b;
-        v[h] = a - b;
+        A::dit(v[u], v[h], w[r]);
       }
     }
   }
@@ -136,8 +160,11 @@ constexpr unsigned tile_threads = 128;
 /// 2^p.k rows (the butterfly coordinate) by 2^p.mc columns, and each thread
 /// takes the 2^S rows of one butterfly group in one column. `lo` is the
 /// transform's bit of row 0, ls0 the tile's first stage not yet done.
-/// `p` is the pass (tw, log_n, s0, k, mc, global(block, e)).
-template <class F, bool Dif, unsigned S, class Pass, class Ctx>
+/// `p` is the pass (tw, log_n, s0, k, mc, global(block, e), and, when
+/// Pass::unit_steps (a compile-time flag, so passes without it compile as
+/// before): skip the products by w^0 when
+/// the step's lowest bit is the transform's bit 0). A: butterflies()'s.
+template <class F, bool Dif, unsigned S, class A, class Pass, class Ctx>
 PL_HD void tile_step(const Pass& p, std::size_t block, const Ctx& ctx, F* tile, unsigned lo,
                      unsigned ls0) {
   const unsigned sb = Dif ? p.k - ls0 - S : ls0;  // lowest row bit of the groups
@@ -148,27 +175,39 @@ PL_HD void tile_step(const Pass& p, std::size_t block, const Ctx& ctx, F* tile, 
     const std::size_t r0 = ((rq >> sb) << (sb + S)) | (rq & ((std::size_t(1) << sb) - 1));
     F v[1u << S];
     PL_UNROLL for (unsigned m = 0; m < (1u << S); ++m) v[m] = tile[((r0 + (std::size_t(m) << sb)) << mc) + col];
-    butterflies<F, S, Dif>(v, p.tw, p.global(block, (r0 << mc) + col), lo + sb, p.s0 + ls0, p.log_n);
+    const std::size_t base = p.global(block, (r0 << mc) + col);
+    if constexpr (Pass::unit_steps) {
+      if (lo + sb == 0)  // the same in every thread
+        butterflies<F, S, Dif, A, true>(v, p.tw, base, 0, p.s0 + ls0, p.log_n);
+      else
+        butterflies<F, S, Dif, A>(v, p.tw, base, lo + sb, p.s0 + ls0, p.log_n);
+    } else {
+      butterflies<F, S, Dif, A>(v, p.tw, base, lo + sb, p.s0 + ls0, p.log_n);
+    }
     PL_UNROLL for (unsigned m = 0; m < (1u << S); ++m) tile[((r0 + (std::size_t(m) << sb)) << mc) + col] = v[m];
   });
   ctx.sync();
 }
 
 /// All p.k stages of a tile in shared memory, at most Smax (1..3) at a time
-/// in registers, a barrier after each step.
-template <class F, bool Dif, unsigned Smax, class Pass, class Ctx>
+/// in registers, a barrier after each step. The short step (k mod Smax
+/// stages) comes last, except in a DIF pass with Pass::unit_steps, where it comes
+/// first, so that the step at the transform's bit 0 (the last) is a full
+/// Smax stages and skips as many w^0 products as it can.
+template <class F, bool Dif, unsigned Smax, class A, class Pass, class Ctx>
 PL_HD void run_tile_stages(const Pass& p, std::size_t block, const Ctx& ctx, F* tile, unsigned lo) {
-  unsigned ls = 0;
+  unsigned ls = 0, first = 0;  // first: the short step's size when it goes first
+  if constexpr (Dif && Pass::unit_steps) first = p.k % Smax;
   while (ls < p.k) {
-    const unsigned left = p.k - ls;
+    const unsigned left = ls == 0 && first ? first : p.k - ls;
     if (Smax >= 3 && left >= 3) {
-      tile_step<F, Dif, (Smax >= 3 ? 3 : 1)>(p, block, ctx, tile, lo, ls);
+      tile_step<F, Dif, (Smax >= 3 ? 3 : 1), A>(p, block, ctx, tile, lo, ls);
       ls += 3;
     } else if (Smax >= 2 && left >= 2) {
-      tile_step<F, Dif, (Smax >= 2 ? 2 : 1)>(p, block, ctx, tile, lo, ls);
+      tile_step<F, Dif, (Smax >= 2 ? 2 : 1), A>(p, block, ctx, tile, lo, ls);
       ls += 2;
     } else {
-      tile_step<F, Dif, 1>(p, block, ctx, tile, lo, ls);
+      tile_step<F, Dif, 1, A>(p, block, ctx, tile, lo, ls);
       ls += 1;
     }
   }
@@ -180,6 +219,7 @@ PL_HD void run_tile_stages(const Pass& p, std::size_t block, const Ctx& ctx, F* 
 /// Three passes do a 2^24 transform, instead of eight K = 3 passes.
 template <class F, bool Dif>
 struct tile_pass_fn {
+  static constexpr bool unit_steps = false;
   F* x;
   const F* tw;
   unsigned log_n, s0, k, mc;
@@ -199,7 +239,7 @@ struct tile_pass_fn {
     const unsigned elems = 1u << (k + mc);
     ctx.threads(elems, [&](unsigned e) { tile[e] = x[global(block, e)]; });
     ctx.sync();
-    run_tile_stages<F, Dif, 3>(*this, block, ctx, tile, Dif ? log_n - s0 - k : s0);
+    run_tile_stages<F, Dif, 3, exact_arith<F>>(*this, block, ctx, tile, Dif ? log_n - s0 - k : s0);
     ctx.threads(elems, [&](unsigned e) { x[global(block, e)] = tile[e]; });
   }
 };
@@ -355,9 +395,17 @@ void tiled_passes(const Exec& ex, F* x, const F* tw, unsigned log_n) {
 ///              the inverse's 1/n) or the odd-coset shift done by the last
 ///              DIF pass on its way out, so no separate permutation or
 ///              scaling pass; radix: stages per register step (2^radix
-///              elements a thread holds), threads: per block
-/// Spelled "registers", "tiled" or "fused[:tT][:cC][:rR][:bB]" (e.g.
-/// "fused:t11:c1:r2:b256"; parse_kernel, describe).
+///              elements a thread holds), threads: per block; two
+///              options that change the arithmetic, not the passes:
+///              lazy (l1): butterflies on values in [0, 2p), reduced once
+///              per pass (lazy_arith, ntt_lazy.hpp; fields with two spare
+///              bits, e.g. BN254's Fr; others use exact_arith anyway);
+///              unit (u1): the register step that holds the transform's
+///              bit 0 skips its products by w^0 = 1 (3 of its 4); both
+///              with radix 2 only (the default's: fewer kernels to compile)
+/// Spelled "registers", "tiled" or "fused[:tT][:cC][:rR][:bB][:lL][:uU]"
+/// (e.g. "fused:t11:c1:r2:b256", "fused:t10:c1:r2:b128:l1:u1";
+/// parse_kernel, describe; l and u are 0 or 1, 0 by default).
 struct kernel {
   enum kind_t : uint8_t { registers, tiled, fused };
   // The default, fused:t10:c1:r2:b128, was the fastest shape of the sweep in
@@ -367,6 +415,8 @@ struct kernel {
   unsigned cols = 1;       ///< fused: log2 adjacent elements per tile row (coalesced loads)
   unsigned radix = 2;      ///< fused: stages per register step, 1..3
   unsigned threads = 128;  ///< fused: threads per block (0: 128 for radix 3, else 256)
+  bool lazy = false;       ///< fused: butterflies in [0, 2p) where the field allows
+  bool unit = false;       ///< fused: no products by w^0 in the step at bit 0
 };
 
 /// The largest tile the fused passes take (2^12 elements, 128 KiB for
@@ -377,7 +427,8 @@ inline std::string describe(const kernel& k) {
   if (k.kind == kernel::registers) return "registers";
   if (k.kind == kernel::tiled) return "tiled";
   return "fused:t" + std::to_string(k.tile_log) + ":c" + std::to_string(k.cols) + ":r" +
-         std::to_string(k.radix) + ":b" + std::to_string(k.threads);
+         std::to_string(k.radix) + ":b" + std::to_string(k.threads) + (k.lazy ? ":l1" : "") +
+         (k.unit ? ":u1" : "");
 }
 
 /// Parses describe()'s spelling; throws std::invalid_argument naming the
@@ -386,7 +437,7 @@ inline kernel parse_kernel(const std::string& spec) {
   kernel k;
   auto bad = [&](const std::string& why) {
     return std::invalid_argument("NTT kernel '" + spec + "': " + why +
-                                 " (registers | tiled | fused[:tT][:cC][:rR][:bB])");
+                                 " (registers | tiled | fused[:tT][:cC][:rR][:bB][:lL][:uU])");
   };
   std::size_t colon = spec.find(':');
   const std::string head = spec.substr(0, colon);
@@ -408,6 +459,11 @@ inline kernel parse_kernel(const std::string& spec) {
       case 'c': k.cols = v; break;
       case 'r': k.radix = v; break;
       case 'b': k.threads = v; break;
+      case 'l':
+      case 'u':
+        if (v > 1) throw bad("'" + part + "': l and u take 0 or 1");
+        (part[0] == 'l' ? k.lazy : k.unit) = v == 1;
+        break;
       default: throw bad("unknown parameter '" + part + "'");
     }
     colon = next;
@@ -417,6 +473,7 @@ inline kernel parse_kernel(const std::string& spec) {
   if (k.radix < 1 || k.radix > 3) throw bad("radix must be 1 .. 3");
   if (k.threads != 0 && (k.threads > 1024 || (k.threads & (k.threads - 1)) != 0))
     throw bad("threads must be a power of two up to 1024");
+  if ((k.lazy || k.unit) && k.radix != 2) throw bad("l1 and u1 take radix 2");
   if (k.threads == 0) k.threads = k.radix == 3 ? 128 : 256;
   return k;
 }
@@ -453,9 +510,12 @@ inline const kernel& default_kernel() {
 /// reversed stores are 2^mc adjacent elements too. Reads `in`, writes `out`
 /// (may be the same array: a block reads its whole tile before it stores),
 /// at rev(i) when `reverse`, times *scale when set, times g^rev(i) / n from
-/// the coset tables when coset_lo is set.
-template <class F, bool Dif, unsigned K>
+/// the coset tables when coset_lo is set. A: the butterfly arithmetic; its
+/// out() gives each element's reduced value before the store. Unit: the
+/// step at the transform's bit 0 skips its products by w^0.
+template <class F, bool Dif, unsigned K, class A, bool Unit>
 struct fused_pass_fn {
+  static constexpr bool unit_steps = Unit;
   const F* in;
   F* out;
   const F* tw;
@@ -495,11 +555,11 @@ struct fused_pass_fn {
       tile[e] = in[global(block, e)];
     });
     ctx.sync();
-    run_tile_stages<F, Dif, K>(*this, block, ctx, tile, lo_bit());
+    run_tile_stages<F, Dif, K, A>(*this, block, ctx, tile, lo_bit());
     ctx.threads(elems, [&](unsigned q) {
       const unsigned e = element(q, top && !reverse);
       const std::size_t i = global(block, e);
-      F v = tile[e];
+      F v = A::out(tile[e]);
       if (coset_lo) {
         const uint32_t r = bit_reverse(uint32_t(i), log_n);
         v = v * coset_lo[r & ((uint32_t(1) << coset_k) - 1)] * coset_hi[r >> coset_k];
@@ -521,7 +581,7 @@ struct fused_epilogue {
   unsigned coset_k = 0;
 };
 
-template <bool Dif, unsigned K, class Exec, class F>
+template <bool Dif, unsigned K, class A, bool Unit, class Exec, class F>
 void fused_passes_k(const Exec& ex, F* x, const F* tw, unsigned log_n, const kernel& kc,
                     const fused_epilogue<F>& ep) {
   const unsigned max_k = kc.tile_log - kc.cols;
@@ -539,7 +599,7 @@ void fused_passes_k(const Exec& ex, F* x, const F* tw, unsigned log_n, const ker
     const unsigned cap = kc.threads ? kc.threads : (K == 3 ? 128 : 256);
     const unsigned threads = want < cap ? (want ? want : 1) : cap;
     const bool last = p + 1 == count;
-    fused_pass_fn<F, Dif, K> f{x, x, tw, log_n, s0, k, mc, top, false, nullptr, nullptr, nullptr, 0};
+    fused_pass_fn<F, Dif, K, A, Unit> f{x, x, tw, log_n, s0, k, mc, top, false, nullptr, nullptr, nullptr, 0};
     if (Dif && last) {
       if (ep.out) f.out = ep.out;
       f.reverse = ep.reverse;
@@ -554,14 +614,33 @@ void fused_passes_k(const Exec& ex, F* x, const F* tw, unsigned log_n, const ker
 }
 
 /// The stages of one transform in fused passes (kernel kc); the last DIF
-/// pass stores as ep says. log_n >= 1.
+/// pass stores as ep says. log_n >= 1. kc.lazy picks lazy_arith where the
+/// field allows it (lazy_supported), exact_arith otherwise; kc.unit the
+/// passes that skip the products by w^0. Both only at radix 2.
 template <bool Dif, class Exec, class F>
 void fused_passes(const Exec& ex, F* x, const F* tw, unsigned log_n, const kernel& kc,
                   const fused_epilogue<F>& ep = {}) {
+  if (kc.lazy || kc.unit) {
+    if (kc.radix != 2)
+      throw std::invalid_argument("NTT kernel " + describe(kc) + ": l1 and u1 take radix 2");
+    if constexpr (lazy_supported<F>) {
+      if (kc.lazy) {
+        if (kc.unit)
+          fused_passes_k<Dif, 2, lazy_arith<F>, true>(ex, x, tw, log_n, kc, ep);
+        else
+          fused_passes_k<Dif, 2, lazy_arith<F>, false>(ex, x, tw, log_n, kc, ep);
+        return;
+      }
+    }
+    if (kc.unit) {
+      fused_passes_k<Dif, 2, exact_arith<F>, true>(ex, x, tw, log_n, kc, ep);
+      return;
+    }
+  }
   switch (kc.radix) {
-    case 1: fused_passes_k<Dif, 1>(ex, x, tw, log_n, kc, ep); break;
-    case 2: fused_passes_k<Dif, 2>(ex, x, tw, log_n, kc, ep); break;
-    default: fused_passes_k<Dif, 3>(ex, x, tw, log_n, kc, ep); break;
+    case 1: fused_passes_k<Dif, 1, exact_arith<F>, false>(ex, x, tw, log_n, kc, ep); break;
+    case 2: fused_passes_k<Dif, 2, exact_arith<F>, false>(ex, x, tw, log_n, kc, ep); break;
+    default: fused_passes_k<Dif, 3, exact_arith<F>, false>(ex, x, tw, log_n, kc, ep); break;
   }
 }
 

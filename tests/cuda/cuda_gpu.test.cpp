@@ -104,13 +104,17 @@ void check_field() {
 // ---- NTT ----------------------------------------------------------------------
 
 /// Every kind of NTT pass: the runtime's default, the older kinds, the
-/// fused shapes scripts/bench-kernels-ntt.sh times, and small fused tiles
-/// (many passes).
+/// fused shapes scripts/bench-kernels-ntt.sh times, small fused tiles
+/// (many passes), and the lazy (l1) and unit-twiddle (u1) options alone and
+/// together.
 constexpr const char* ntt_kernels[] = {
-    "",                     "registers",            "tiled",                "fused",
-    "fused:t10:c1:r3:b128", "fused:t10:c1:r2:b128", "fused:t11:c1:r2:b256", "fused:t10:c1:r1:b256",
-    "fused:t11:c1:r1:b256", "fused:t11:c0:r2:b256", "fused:t12:c0:r2:b512", "fused:t4:c1:r1:b4",
-    "fused:t5:c2:r3"};
+    "",                          "registers",               "tiled",
+    "fused",                     "fused:t10:c1:r3:b128",    "fused:t10:c1:r2:b128",
+    "fused:t11:c1:r2:b256",      "fused:t10:c1:r1:b256",    "fused:t11:c1:r1:b256",
+    "fused:t11:c0:r2:b256",      "fused:t12:c0:r2:b512",    "fused:t4:c1:r1:b4",
+    "fused:t5:c2:r3",            "fused:t10:c1:r2:b128:l1", "fused:t10:c1:r2:b128:u1",
+    "fused:t10:c1:r2:b128:l1:u1", "fused:t11:c1:r2:b256:l1:u1", "fused:t6:c0:r2:b8:u1",
+    "fused:t4:c1:r2:b4:l1:u1"};
 
 template <class F>
 void check_ntt(unsigned log_n) {

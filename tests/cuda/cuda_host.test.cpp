@@ -155,12 +155,104 @@ void msm_cases(std::mt19937_64& rng) {
   }
 }
 
+/// x + k p as limbs (k p + x must fit: the caller keeps it below 2^(64N)).
+template <class F>
+F plus_multiple(const F& x, unsigned k) {
+  F r = x;
+  for (unsigned i = 0; i < k; ++i) {
+    uint64_t carry = 0;
+    for (unsigned j = 0; j < F::N; ++j) {
+      const unsigned __int128 s = (unsigned __int128)r.l[j] + F::params::modulus(j) + carry;
+      r.l[j] = uint64_t(s);
+      carry = uint64_t(s >> 64);
+    }
+  }
+  return r;
+}
+
+/// The fully reduced value of limbs below 4p.
+template <class F>
+F reduced(F x) {
+  while (!(x.montgomery_limbs() < F::modulus())) {
+    uint64_t borrow = 0;
+    for (unsigned j = 0; j < F::N; ++j) {
+      const unsigned __int128 d = (unsigned __int128)x.l[j] - F::params::modulus(j) - borrow;
+      x.l[j] = uint64_t(d);
+      borrow = uint64_t(d >> 64) & 1;
+    }
+  }
+  return x;
+}
+
+/// lazy_arith's butterflies against exact_arith's on inputs anywhere in
+/// [0, 2p) (the residues x and x + p, carry-heavy values included): the
+/// same residues, outputs below 2p, and out() fully reduced. The product
+/// alone on inputs up to 4p - 1.
+template <class F>
+void check_lazy(std::mt19937_64& rng) {
+  namespace ntt = gpu::cuda::ntt;
+  using L = ntt::lazy_arith<F>;
+  using E = ntt::exact_arith<F>;
+  using P = typename F::params;
+  const auto v = field_inputs<F>(60, rng);
+  const auto w = field_inputs<F>(8, rng);
+  auto two_p = plus_multiple(F::zero(), 2);
+  auto below_2p = [&](const F& x) { return x.montgomery_limbs() < two_p.montgomery_limbs(); };
+  std::size_t bad_value = 0, bad_bound = 0, bad_out = 0, bad_mul = 0;
+  for (std::size_t i = 0; i < v.size(); ++i)
+    for (std::size_t j = i % 3; j < v.size(); j += 3)
+      for (unsigned ka = 0; ka < 2; ++ka)
+        for (unsigned kb = 0; kb < 2; ++kb) {
+          const F a = plus_multiple(v[i], ka), b = plus_multiple(v[j], kb), t = w[(i + j) % w.size()];
+          auto run = [&](auto op_lazy, auto op_exact) {
+            F la = a, lb = b, ea = v[i], eb = v[j];
+            op_lazy(la, lb);
+            op_exact(ea, eb);
+            bad_bound += !below_2p(la) + !below_2p(lb);
+            bad_value += (reduced(la) != ea) + (reduced(lb) != eb);
+            bad_out += (L::out(la) != ea) + (L::out(lb) != eb);
+          };
+          run([&](F& x, F& y) { L::dif(x, y, t); }, [&](F& x, F& y) { E::dif(x, y, t); });
+          run([&](F& x, F& y) { L::dit(x, y, t); }, [&](F& x, F& y) { E::dit(x, y, t); });
+          run([](F& x, F& y) { L::dif1(x, y); }, [](F& x, F& y) { E::dif1(x, y); });
+          run([](F& x, F& y) { L::dit1(x, y); }, [](F& x, F& y) { E::dit1(x, y); });
+        }
+  for (const F& x : v)
+    for (unsigned k = 0; k < 4; ++k) {
+      const F a = plus_multiple(x, k);  // < 4p
+      for (const F& t : w) {
+        F r;
+        ntt::lazy::mul<mont32::host_chain, P>(r.l, a.l, t.l);
+        bad_mul += !below_2p(r) || reduced(r) != x * t;
+      }
+    }
+  CHECK(bad_value == 0);
+  CHECK(bad_bound == 0);
+  CHECK(bad_out == 0);
+  CHECK(bad_mul == 0);
+}
+
 /// Every kind of NTT pass, and fused tiles of several shapes: small tiles
 /// (many passes, columns in both placements), each radix, no columns, and
-/// the largest tile.
-constexpr const char* ntt_kernels[] = {"registers",         "tiled",          "fused",
-                                       "fused:t4:c1:r1:b4", "fused:t5:c2:r3", "fused:t6:c0:r2:b8",
-                                       "fused:t10:c1:r3",   "fused:t12:c0:r2"};
+/// the largest tile; the lazy and unit-twiddle options alone and together,
+/// in tiles of several shapes (lazy_arith on BN254, exact_arith on
+/// BLS12-381).
+constexpr const char* ntt_kernels[] = {"registers",
+                                       "tiled",
+                                       "fused",
+                                       "fused:t4:c1:r1:b4",
+                                       "fused:t5:c2:r3",
+                                       "fused:t6:c0:r2:b8",
+                                       "fused:t10:c1:r3",
+                                       "fused:t12:c0:r2",
+                                       "fused:t10:c1:r2:b128:l1",
+                                       "fused:t10:c1:r2:b128:u1",
+                                       "fused:t10:c1:r2:b128:l1:u1",
+                                       "fused:t4:c1:r2:b4:l1:u1",
+                                       "fused:t5:c2:r2:u1",
+                                       "fused:t6:c0:r2:b8:u1",
+                                       "fused:t12:c0:r2:l1",
+                                       "fused:t3:c0:r2:b2:l1:u1"};
 
 template <class F>
 void check_ntt(unsigned log_n, std::mt19937_64& rng) {
@@ -225,6 +317,13 @@ TEST_CASE("the lazy-reduction Fq2 product equals Karatsuba with reduced products
   std::mt19937_64 rng(25);
   SUBCASE("BN254 Fq2") { check_fp2_lazy<zk::bn254::fq>(rng); }
   SUBCASE("BLS12-381 Fq2") { check_fp2_lazy<zk::bls12_381::fq>(rng); }
+}
+
+TEST_CASE("lazy NTT butterflies equal the exact ones within their bounds") {
+  std::mt19937_64 rng(12);
+  static_assert(gpu::cuda::ntt::lazy_supported<zk::bn254::fr>, "BN254's Fr has two spare bits");
+  static_assert(!gpu::cuda::ntt::lazy_supported<zk::bls12_381::fr>, "BLS12-381's Fr has one");
+  check_lazy<zk::bn254::fr>(rng);
 }
 
 TEST_CASE("the MSM pipeline on the host matches the CPU backend on BN254") {
@@ -463,8 +562,17 @@ TEST_CASE("NTT kernel names parse, print back, and bad ones are refused") {
   CHECK(k.threads == 128);
   CHECK(ntt::describe(k) == "fused:t10:c2:r3:b128");
   CHECK(ntt::describe(ntt::parse_kernel(ntt::describe(k))) == ntt::describe(k));
+  CHECK(!k.lazy);
+  CHECK(!k.unit);
+  const ntt::kernel lu = ntt::parse_kernel("fused:u1:l1");
+  CHECK(lu.lazy);
+  CHECK(lu.unit);
+  CHECK(ntt::describe(lu) == "fused:t10:c1:r2:b128:l1:u1");
+  CHECK(ntt::describe(ntt::parse_kernel("fused:l1:u0")) == "fused:t10:c1:r2:b128:l1");
+  CHECK(ntt::describe(ntt::parse_kernel("fused:u1")) == "fused:t10:c1:r2:b128:u1");
   for (const char* bad : {"", "fast", "tiled:t10", "fused:", "fused:t13", "fused:t10:c10", "fused:r4", "fused:r0",
-                          "fused:b100", "fused:x3", "fused:t", "fused:t1x"}) {
+                          "fused:b100", "fused:x3", "fused:t", "fused:t1x", "fused:l2", "fused:u10", "tiled:l1",
+                          "fused:r3:l1", "fused:r1:u1"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(ntt::parse_kernel(bad), std::invalid_argument);
   }

@@ -1,0 +1,272 @@
+// Butterfly arithmetic of the NTT passes (gpu/cuda/ntt_pipeline.hpp), in two
+// policies with the same interface:
+//
+//   exact_arith  fp<P>'s own +, -, * (every value fully reduced, < p);
+//   lazy_arith   values kept in [0, 2p) inside a pass and reduced to [0, p)
+//                once, when the pass stores them: no conditional subtraction
+//                at the end of a twiddle product, none in the DIF
+//                difference. Only for moduli with two spare bits
+//                (4p < R = 2^(64N), e.g. BN254's Fr); lazy_supported<F>
+//                says which.
+//
+// Interface (a, b in/out, w a twiddle < p):
+//   dif(a, b, w)  (a, b) -> (a + b, (a - b) w)      Gentleman-Sande
+//   dif1(a, b)    the same with w = 1 (no product)
+//   dit(a, b, w)  (a, b) -> (a + w b, a - w b)      Cooley-Tukey
+//   dit1(a, b)    the same with w = 1
+//   out(v)        the fully reduced value (< p) of a pass's element
+//
+// Both policies compute the same residues, and out() makes them the same
+// bits, so a transform gives identical results with either.
+//
+// The lazy words are Montgomery arithmetic on 32-bit words with the carry
+// chains of zk/ff/mont32.hpp (PTX on the device, an emulated flag on the
+// host, so the host tests run the same steps).
+#pragma once
+
+#include <cstdint>
+
+#include "zk/common/hd.hpp"
+#include "zk/ff/mont32.hpp"
+
+namespace proofline::gpu::cuda::ntt {
+
+/// fp<P>'s operators: every value < p.
+template <class F>
+struct exact_arith {
+  PL_HD static void dif(F& a, F& b, const F& w) {
+    const F s = a + b;
+    b = (a - b) * w;
+    a = s;
+  }
+  PL_HD static void dif1(F& a, F& b) {
+    const F s = a + b;
+    b = a - b;
+    a = s;
+  }
+  PL_HD static void dit(F& a, F& b, const F& w) {
+    const F t = b * w;
+    b = a - t;
+    a = a + t;
+  }
+  PL_HD static void dit1(F& a, F& b) {
+    const F t = b;
+    b = a - t;
+    a = a + t;
+  }
+  PL_HD static F out(const F& v) { return v; }
+};
+
+namespace lazy {
+
+using zk::ff::mont32::mod_word;
+using zk::ff::mont32::word;
+
+#if defined(__CUDA_ARCH__)
+using chain = zk::ff::mont32::ptx_chain;
+#else
+using chain = zk::ff::mont32::host_chain;
+#endif
+
+/// Word w (32 bits) of 2p.
+template <class P>
+PL_HD constexpr uint32_t mod2_word(unsigned w) {
+  return w == 0 ? mod_word<P>(0) << 1 : (mod_word<P>(w) << 1) | (mod_word<P>(w - 1) >> 31);
+}
+
+/// True when 4p < 2^(64N): the top limb of p is below 2^62.
+template <class P>
+constexpr bool spare_bits() {
+  return (P::modulus(P::limbs - 1) >> 62) == 0;
+}
+
+template <unsigned N>
+PL_HD void put(uint64_t* r, const uint32_t* t) {
+  PL_UNROLL for (unsigned j = 0; j < N; ++j) r[j] = (uint64_t(t[2 * j + 1]) << 32) | t[2 * j];
+}
+
+/// r = a * b * R^-1 mod p up to one p: a < 4p, b < p, r < 2p (4p < R).
+/// The product of zk::ff::mont32::mul_pairs without its final conditional
+/// subtraction. Bound: after the W rows the value is (a b + M p) / R with
+/// M < R, so r < a b / R + p < (4p / R) p + p < 2p. The running value
+/// stays below a + p (each row adds at most (2^32 - 1)(a + p) to t < a + p
+/// and divides by 2^32), well within the W + 2 words of A + B.
+template <class Chain, class P>
+PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+  constexpr unsigned W = 2 * P::limbs;
+  const uint32_t inv = uint32_t(P::inv);
+  uint32_t x[W], A[W + 2], B[W + 2];
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) x[j] = word(a, j);
+  PL_UNROLL for (unsigned j = 0; j < W + 2; ++j) A[j] = B[j] = 0;
+  uint32_t low_a = 0, low_b = 0;  // the previous row's cancelled low words
+  PL_UNROLL for (unsigned i = 0; i < W; ++i) {
+    const uint32_t bi = word(b, i);
+    {
+      Chain c;  // even words of a into A, plus the carry of the cancelled low words
+      c.add_cc(low_a, low_b);
+      PL_UNROLL for (unsigned k = 0; k < W; k += 2) {
+        A[k] = c.madc_lo_cc(x[k], bi, A[k]);
+        A[k + 1] = c.madc_hi_cc(x[k], bi, A[k + 1]);
+      }
+      A[W] = c.addc_cc(A[W], 0);
+      A[W + 1] = c.addc(A[W + 1], 0);
+    }
+    {
+      Chain c;  // odd words of a into B
+      B[1] = c.mad_lo_cc(x[1], bi, B[1]);
+      B[2] = c.madc_hi_cc(x[1], bi, B[2]);
+      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
+        B[k] = c.madc_lo_cc(x[k], bi, B[k]);
+        B[k + 1] = c.madc_hi_cc(x[k], bi, B[k + 1]);
+      }
+      B[W + 1] = c.addc(B[W + 1], 0);
+    }
+    const uint32_t m = (A[0] + B[0]) * inv;
+    {
+      Chain c;
+      A[0] = c.mad_lo_cc(m, mod_word<P>(0), A[0]);
+      A[1] = c.madc_hi_cc(m, mod_word<P>(0), A[1]);
+      PL_UNROLL for (unsigned k = 2; k < W; k += 2) {
+        A[k] = c.madc_lo_cc(m, mod_word<P>(k), A[k]);
+        A[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), A[k + 1]);
+      }
+      A[W] = c.addc_cc(A[W], 0);
+      A[W + 1] = c.addc(A[W + 1], 0);
+    }
+    {
+      Chain c;
+      B[1] = c.mad_lo_cc(m, mod_word<P>(1), B[1]);
+      B[2] = c.madc_hi_cc(m, mod_word<P>(1), B[2]);
+      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
+        B[k] = c.madc_lo_cc(m, mod_word<P>(k), B[k]);
+        B[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), B[k + 1]);
+      }
+      B[W + 1] = c.addc(B[W + 1], 0);
+    }
+    low_a = A[0];  // A[0] + B[0] = 0 mod 2^32 now
+    low_b = B[0];
+    PL_UNROLL for (unsigned j = 0; j <= W; ++j) {
+      A[j] = A[j + 1];
+      B[j] = B[j + 1];
+    }
+    A[W + 1] = B[W + 1] = 0;
+  }
+  uint32_t t[W];
+  Chain c;  // r = A + B + carry of the last cancelled low words (< 2p < 2^(32W))
+  c.add_cc(low_a, low_b);
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) t[j] = c.addc_cc(A[j], B[j]);
+  put<P::limbs>(r, t);
+}
+
+/// r = a + b, minus 2p when that is >= 2p: a, b < 2p, r < 2p. The sum is
+/// below 4p < 2^(32W), so it has no carry out of the top word.
+template <class Chain, class P>
+PL_HD void add(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+  constexpr unsigned W = 2 * P::limbs;
+  uint32_t s[W], d[W];
+  Chain c;
+  s[0] = c.add_cc(word(a, 0), word(b, 0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) s[j] = c.addc_cc(word(a, j), word(b, j));
+  Chain e;
+  d[0] = e.sub_cc(s[0], mod2_word<P>(0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = e.subc_cc(s[j], mod2_word<P>(j));
+  const uint32_t keep = e.subc(0, 0);  // all ones when s < 2p
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) d[j] = (s[j] & keep) | (d[j] & ~keep);
+  put<P::limbs>(r, d);
+}
+
+/// r = a - b, plus 2p when that borrowed: a, b < 2p, r < 2p.
+template <class Chain, class P>
+PL_HD void sub(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+  constexpr unsigned W = 2 * P::limbs;
+  uint32_t d[W];
+  Chain c;
+  d[0] = c.sub_cc(word(a, 0), word(b, 0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(word(a, j), word(b, j));
+  const uint32_t mask = c.subc(0, 0);  // all ones on borrow
+  Chain e;
+  d[0] = e.add_cc(d[0], mod2_word<P>(0) & mask);
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = e.addc_cc(d[j], mod2_word<P>(j) & mask);
+  put<P::limbs>(r, d);
+}
+
+/// r = a - b + 2p: a, b < 2p, so 0 < r < 4p < 2^(32W). Computed modulo
+/// 2^(32W): the difference may wrap (its borrow is dropped) and adding 2p
+/// wraps it back; no selection.
+template <class Chain, class P>
+PL_HD void sub_2p(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+  constexpr unsigned W = 2 * P::limbs;
+  uint32_t d[W];
+  Chain c;
+  d[0] = c.sub_cc(word(a, 0), word(b, 0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(word(a, j), word(b, j));
+  Chain e;
+  d[0] = e.add_cc(d[0], mod2_word<P>(0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = e.addc_cc(d[j], mod2_word<P>(j));
+  put<P::limbs>(r, d);
+}
+
+/// r = a, minus p when a >= p: a < 2p, r < p.
+template <class Chain, class P>
+PL_HD void reduce(uint64_t* r, const uint64_t* a) {
+  constexpr unsigned W = 2 * P::limbs;
+  uint32_t d[W];
+  Chain c;
+  d[0] = c.sub_cc(word(a, 0), mod_word<P>(0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(word(a, j), mod_word<P>(j));
+  const uint32_t keep = c.subc(0, 0);  // all ones when a < p
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) d[j] = (word(a, j) & keep) | (d[j] & ~keep);
+  put<P::limbs>(r, d);
+}
+
+}  // namespace lazy
+
+/// Whether lazy_arith<F> may be used: F's modulus has two spare bits.
+template <class F>
+constexpr bool lazy_supported = lazy::spare_bits<typename F::params>();
+
+/// Butterflies on values in [0, 2p) (F's limbs, not necessarily reduced).
+/// Each operation takes inputs < 2p and gives outputs < 2p:
+///   dif   a + b reduced once by 2p; (a - b + 2p) < 4p times w (< p) gives
+///         a product < 2p (lazy::mul);
+///   dit   w b < 2p (b < 2p < 4p); a + wb reduced once by 2p; a - wb plus
+///         2p on a borrow;
+///   dif1 / dit1  the sum as above, the difference plus 2p on a borrow.
+/// Twiddles w are fully reduced (< p), as the tables hold them; a pass's
+/// inputs are fully reduced values, and out() reduces once by p.
+template <class F>
+struct lazy_arith {
+  using P = typename F::params;
+  static_assert(lazy_supported<F>, "lazy butterflies need 4p < 2^(64N)");
+  PL_HD static void dif(F& a, F& b, const F& w) {
+    F s, d;
+    lazy::add<lazy::chain, P>(s.l, a.l, b.l);
+    lazy::sub_2p<lazy::chain, P>(d.l, a.l, b.l);
+    lazy::mul<lazy::chain, P>(b.l, d.l, w.l);
+    a = s;
+  }
+  PL_HD static void dif1(F& a, F& b) {
+    F s;
+    lazy::add<lazy::chain, P>(s.l, a.l, b.l);
+    lazy::sub<lazy::chain, P>(b.l, a.l, b.l);
+    a = s;
+  }
+  PL_HD static void dit(F& a, F& b, const F& w) {
+    F t;
+    lazy::mul<lazy::chain, P>(t.l, b.l, w.l);
+    lazy::sub<lazy::chain, P>(b.l, a.l, t.l);
+    lazy::add<lazy::chain, P>(a.l, a.l, t.l);
+  }
+  PL_HD static void dit1(F& a, F& b) {
+    const F t = b;
+    lazy::sub<lazy::chain, P>(b.l, a.l, t.l);
+    lazy::add<lazy::chain, P>(a.l, a.l, t.l);
+  }
+  PL_HD static F out(const F& v) {
+    F r;
+    lazy::reduce<lazy::chain, P>(r.l, v.l);
+    return r;
+  }
+};
+
+}  // namespace proofline::gpu::cuda::ntt
