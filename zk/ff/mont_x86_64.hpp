@@ -15,7 +15,7 @@
 // one conditional subtraction of p (done by the caller) reduces it.
 //
 // Host only: the CUDA compiler never sees this file (zk/ff/fp.hpp includes it
-// outside nvcc), and callers check host_has_adx() before using it.
+// outside nvcc), and callers check host_adx before using it.
 #pragma once
 
 #include <cstdint>
@@ -45,15 +45,20 @@ inline bool detect_adx() {
   return (b & (1u << 8)) && (b & (1u << 19));
 }
 
-/// Whether mont_mul may run here. PROOFLINE_NO_ADX=1 in the environment turns
-/// it off (to test and measure the portable product on the same machine).
-inline bool host_has_adx() {
-  static const bool yes = [] {
-    const char* off = std::getenv("PROOFLINE_NO_ADX");
-    return detect_adx() && !(off && off[0] == '1');
-  }();
-  return yes;
+/// Whether mont_mul may run here: the CPU has it and PROOFLINE_NO_ADX=1 is not
+/// in the environment (that selects the portable product, to test and measure
+/// it on the same machine).
+inline bool adx_wanted() {
+  const char* off = std::getenv("PROOFLINE_NO_ADX");
+  return detect_adx() && !(off && off[0] == '1');
 }
+
+/// adx_wanted(), evaluated once during static initialisation, so that every
+/// product tests a plain bool (a function-local static would test its guard
+/// first, on the hottest host path). A product that runs during another
+/// file's static initialisation, before this one is set, reads false and runs
+/// the portable product, which computes the same value.
+inline const bool host_adx = adx_wanted();
 
 /// The N words of p, then -p^-1 mod 2^64, so that one memory operand reaches
 /// both from inside the asm.
