@@ -66,8 +66,8 @@ struct metrics_server::impl {
   std::thread listener;
 };
 
-metrics_server::metrics_server(const metrics_endpoint& at, provider body)
-    : at_(at), body_(std::move(body)), impl_(keeping_sigpipe<impl>()) {
+metrics_server::metrics_server(const metrics_endpoint& at, provider body, readiness ready)
+    : at_(at), body_(std::move(body)), ready_(std::move(ready)), impl_(keeping_sigpipe<impl>()) {
   httplib::Server& http = impl_->http;
   // httplib's default options may include SO_REUSEPORT, which would let a
   // second server bind the same port; the listening socket also must not
@@ -88,7 +88,7 @@ metrics_server::metrics_server(const metrics_endpoint& at, provider body)
       if (!body_) return std::nullopt;
       return body_();
     };
-    metrics_answer a = answer_metrics_request(req.method, req.path, serial);
+    metrics_answer a = answer_metrics_request(req.method, req.path, serial, !ready_ || ready_());
     if (a.scraped) ++scrapes_;  // counted before the client can read the reply
     res.status = a.status;
     res.set_content(std::move(a.body), a.content_type.c_str());
