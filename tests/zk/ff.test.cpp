@@ -385,8 +385,9 @@ TEST_CASE("the assembly product runs where CPUID has ADX, unless PROOFLINE_NO_AD
   // are the portable ones.
   const char* off = std::getenv("PROOFLINE_NO_ADX");
   const bool turned_off = off && off[0] == '1';
-  MESSAGE("CPUID: ", ff::x86::detect_adx() ? "ADX" : "no ADX",
-          "; PROOFLINE_NO_ADX=", off ? off : "(unset)");
+  const std::string seen = std::string("CPUID: ") + (ff::x86::detect_adx() ? "ADX" : "no ADX") +
+                           "; PROOFLINE_NO_ADX=" + (off ? off : "(unset)");
+  MESSAGE(seen);
   CHECK(ff::x86::host_adx == (ff::x86::detect_adx() && !turned_off));
 }
 #endif
