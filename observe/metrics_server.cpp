@@ -95,10 +95,15 @@ metrics_server::metrics_server(const metrics_endpoint& at, provider body, readin
     return httplib::Server::HandlerResponse::Handled;
   });
   // httplib's own refusals (a malformed request 400, a target too long 414)
-  // come without a body; say what they are.
-  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    res.set_content("refused: HTTP " + std::to_string(res.status) + "\n", "text/plain");
-  });
+  // come without a body; say what they are. httplib calls this for every
+  // status of 400 and above, so the endpoint's own answers (404, 503
+  // stopping) keep the body they have.
+  http.set_error_handler(httplib::Server::HandlerWithResponse(
+      [](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        res.set_content("refused: HTTP " + std::to_string(res.status) + "\n", "text/plain");
+        return httplib::Server::HandlerResponse::Handled;
+      }));
 
   bool bound = false;
   if (at_.port == 0) {
