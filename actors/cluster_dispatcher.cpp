@@ -184,6 +184,7 @@ void on_result(cluster_pointer self, const partition_result& r) {
   if (cancelled(part)) return;
   double now = st.cfg.clock.now_ms();
   partition_spans spans = shift_spans(r.spans, now);
+  spans.memory = part.spans.memory;  // its wait here, not at the node's own memory manager
   if (!r.ok) {
     ++node.m.failed;
     self->send(st.cfg.registry, failed_atom::value,

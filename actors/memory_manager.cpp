@@ -150,6 +150,7 @@ std::vector<partition_failure> reserve(memory_manager_pointer self,
   auto& st = self->state;
   make_pool_for(self, orders);
   std::vector<partition_failure> refused;
+  const double queued_ms = st.cfg.clock.now_ms();
   for (const auto& o : orders) {
     uint64_t id = st.next_id++;
     bool pooled = st.pool && o.pinnable > 0 && o.pinnable <= st.pool->capacity();
@@ -158,7 +159,7 @@ std::vector<partition_failure> reserve(memory_manager_pointer self,
     if (auto k = st.keys.find(o.part.job->spec.zkey); k != st.keys.end()) key_bytes = k->second.bytes;
     bool fits = bytes + key_bytes <= st.ledger->request_limit();
     if (fits && st.ledger->submit(id, o.part.order(), bytes)) {
-      st.waiting.emplace(id, o);
+      st.waiting.emplace(id, o).first->second.part.spans.memory.start = queued_ms;
       if (pooled) st.pooled.emplace(id, o.pinnable);
       continue;
     }
@@ -224,6 +225,7 @@ void try_grant(memory_manager_pointer self) {
     out.block = std::move(block);
     out.reservation = std::make_shared<memory::reservation>(g->id, g->bytes, releaser(self));
     out.part.ticket = ++st.grants;
+    out.part.spans.memory.end = st.cfg.clock.now_ms();
     st.untaken.insert(g->id);
     st.live.insert(g->id);
     if (spdlog::should_log(spdlog::level::debug))

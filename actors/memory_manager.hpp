@@ -67,6 +67,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "actors/run_clock.hpp"
 #include "memory/arena.hpp"
 #include "memory/ledger.hpp"
 #include "memory/pinned_pool.hpp"
@@ -105,6 +106,8 @@ struct memory_manager_config {
         on_grant(std::move(grant_observer)) {}
 
   uint64_t budget = 0;  ///< bytes
+  /// The run's time base, for partition_spans::memory (queued, granted).
+  run_clock clock;
   uint32_t pacing = 1;      ///< granted partitions not yet being proved, at most (at first)
   uint32_t max_pacing = 1;  ///< ceiling of adaptive pacing; == pacing keeps it fixed
   std::function<void(const grant_event&)> on_grant;  ///< optional observer

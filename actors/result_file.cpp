@@ -26,6 +26,7 @@ json partition_json(const partition_report& p) {
   j["proof"] = p.state == partition_state::done ? json(p.proof_file) : json(nullptr);
   j["public"] = p.state == partition_state::done ? json(p.public_file) : json(nullptr);
   json spans = json::object();
+  if (p.spans.memory.recorded()) spans["memory"] = span_json(p.spans.memory);
   if (p.spans.synthesize.recorded()) spans["synthesize"] = span_json(p.spans.synthesize);
   if (p.spans.prove.recorded()) spans["prove"] = span_json(p.spans.prove);
   if (p.spans.finalize.recorded()) spans["finalize"] = span_json(p.spans.finalize);

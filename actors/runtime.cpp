@@ -70,6 +70,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   // actors that allocate own an arena each (detached: bound to their thread),
   // and the memory manager purges them on its own thread.
   memory_manager_config mm{cfg_.memory_budget, pacing, max_pacing, cfg_.on_grant};
+  mm.clock = cfg_.clock;
   mm.pool_bytes = cfg_.pinned_pool;
   mm.pool_partitions = cfg_.pinned_pool_partitions;
   mm.pinner = cfg_.pinner;

@@ -78,8 +78,13 @@ struct named_span {
   double end = 0;
 };
 
-/// The three stages of one partition, and the backend's spans inside `prove`.
+/// The three stages of one partition, the wait for memory before them, and
+/// the backend's spans inside `prove`.
 struct partition_spans {
+  /// From the moment the memory manager queued the partition to its grant,
+  /// both read by the memory manager itself, so the grant order across jobs
+  /// can be checked against what was queued at each grant.
+  span_ms memory;
   span_ms synthesize, prove, finalize;
   std::vector<named_span> device;  ///< from gpu::prove_hooks::spans, in order
   int32_t gpu = -1;                ///< the device (backend) index that proved it; -1 before
@@ -264,7 +269,7 @@ typename Inspector::result_type inspect(Inspector& f, named_span& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_spans& x) {
-  return f(caf::meta::type_name("partition_spans"), x.synthesize, x.prove, x.finalize, x.device,
+  return f(caf::meta::type_name("partition_spans"), x.memory, x.synthesize, x.prove, x.finalize, x.device,
            x.gpu, x.lane, x.backend, x.synthesizer, x.finalizer);
 }
 template <class Inspector>

@@ -107,7 +107,7 @@ std::string bind_problem(const metrics_endpoint& at) {
 }
 
 metrics_answer answer_metrics_request(std::string_view method, std::string_view path,
-                                      const metrics_provider& body) {
+                                      const metrics_provider& body, bool ready) {
   auto text_reply = [](int status, std::string text) {
     return metrics_answer{status, "text/plain", std::move(text), false};
   };
@@ -122,6 +122,9 @@ metrics_answer answer_metrics_request(std::string_view method, std::string_view 
   if (path == "/healthz") return text_reply(200, "ok\n");
   if (path != "/metrics" && path != "/readyz")
     return text_reply(404, "not found; try /metrics, /healthz or /readyz\n");
+  // A draining process takes no new work, but its figures still matter
+  // (how much is left in flight): only readiness says no.
+  if (path == "/readyz" && !ready) return text_reply(503, "stopping\n");
   std::optional<std::string> text;
   try {
     if (body) text = body();

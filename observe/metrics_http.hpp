@@ -61,24 +61,30 @@ struct metrics_answer {
   bool scraped = false;      ///< a scrape of /metrics that got figures
 };
 
+/// Whether the process takes new work: false once serve drains. Empty: always.
+using readiness = std::function<bool()>;
+
 /// The answer to `method` on `path` (without its query): GET or HEAD of
-/// /metrics calls `body` (nullopt or an exception: 503) and sets `scraped`;
-/// /healthz answers 200 "ok" without asking the runtime (liveness); /readyz
+/// /metrics calls `body` (nullopt or an exception: 503) and sets `scraped`,
+/// whatever `ready` says, so a draining process is still scraped; /healthz
+/// answers 200 "ok" without asking the runtime (liveness); /readyz answers
+/// 503 "stopping" without asking the runtime when `ready` is false, else
 /// calls `body` and answers 200 "ready" when it gives figures, 503 otherwise
 /// (readiness); `/` describes the endpoint; other paths get 404, other
 /// methods 405. Calls `body` at most once.
 metrics_answer answer_metrics_request(std::string_view method, std::string_view path,
-                                      const metrics_provider& body);
+                                      const metrics_provider& body, bool ready = true);
 
 class metrics_server {
  public:
   using provider = metrics_provider;
 
   /// Binds and starts serving on a thread of its own ("pl.metrics") and a
-  /// pool of two workers started by it. Calls `body` one scrape at a time.
+  /// pool of two workers started by it. Calls `body` one scrape at a time,
+  /// and `ready` (empty: always ready) on each request.
   /// Throws std::runtime_error naming the address
   /// ("metrics 127.0.0.1:9100: Address already in use").
-  metrics_server(const metrics_endpoint& at, provider body);
+  metrics_server(const metrics_endpoint& at, provider body, readiness ready = {});
   /// Stops accepting, lets requests in progress finish (a client has at most
   /// the read timeout, 2 s, to send its request) and closes the socket.
   ~metrics_server();
@@ -97,6 +103,7 @@ class metrics_server {
 
   metrics_endpoint at_;
   provider body_;
+  readiness ready_;
   std::atomic<uint64_t> scrapes_{0};
   std::unique_ptr<impl> impl_;
 };

@@ -66,8 +66,8 @@ struct metrics_server::impl {
   std::thread listener;
 };
 
-metrics_server::metrics_server(const metrics_endpoint& at, provider body)
-    : at_(at), body_(std::move(body)), impl_(keeping_sigpipe<impl>()) {
+metrics_server::metrics_server(const metrics_endpoint& at, provider body, readiness ready)
+    : at_(at), body_(std::move(body)), ready_(std::move(ready)), impl_(keeping_sigpipe<impl>()) {
   httplib::Server& http = impl_->http;
   // httplib's default options may include SO_REUSEPORT, which would let a
   // second server bind the same port; the listening socket also must not
@@ -88,17 +88,22 @@ metrics_server::metrics_server(const metrics_endpoint& at, provider body)
       if (!body_) return std::nullopt;
       return body_();
     };
-    metrics_answer a = answer_metrics_request(req.method, req.path, serial);
+    metrics_answer a = answer_metrics_request(req.method, req.path, serial, !ready_ || ready_());
     if (a.scraped) ++scrapes_;  // counted before the client can read the reply
     res.status = a.status;
     res.set_content(std::move(a.body), a.content_type.c_str());
     return httplib::Server::HandlerResponse::Handled;
   });
   // httplib's own refusals (a malformed request 400, a target too long 414)
-  // come without a body; say what they are.
-  http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
-    res.set_content("refused: HTTP " + std::to_string(res.status) + "\n", "text/plain");
-  });
+  // come without a body; say what they are. httplib calls this for every
+  // status of 400 and above, so the endpoint's own answers (404, 503
+  // stopping) keep the body they have.
+  http.set_error_handler(httplib::Server::HandlerWithResponse(
+      [](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        res.set_content("refused: HTTP " + std::to_string(res.status) + "\n", "text/plain");
+        return httplib::Server::HandlerResponse::Handled;
+      }));
 
   bool bound = false;
   if (at_.port == 0) {

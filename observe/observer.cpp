@@ -255,10 +255,11 @@ observation::observation(caf::actor_system& sys, const run_clock& clock,
   if (opts_.metrics) {
     try {
       metrics_ = std::make_unique<metrics_server>(
-          *opts_.metrics, [&sys = sys_, who = observer_, ready = ready_] {
-            if (!ready->load()) return std::optional<std::string>();
+          *opts_.metrics,
+          [&sys = sys_, who = observer_] {
             return scrape(sys, who, std::chrono::milliseconds(2000));
-          });
+          },
+          [ready = ready_] { return ready->load(); });
     } catch (...) {
       caf::anon_send_exit(observer_, caf::exit_reason::user_shutdown);
       throw;

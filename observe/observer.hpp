@@ -186,8 +186,8 @@ class observation {
   std::function<void(const purge_event&)> purge_hook() const;
   /// Starts sampling the runtime's actors.
   void attach(const observer_wiring& wiring);
-  /// The process is stopping (serve's drain): from now on /readyz, and
-  /// with it /metrics, answer 503.
+  /// The process is stopping (serve's drain): from now on /readyz answers
+  /// 503; /metrics still answers with the figures.
   void stop_ready() { ready_->store(false); }
   /// "http://127.0.0.1:9100/metrics" while serving; empty otherwise.
   std::string metrics_url() const;

@@ -195,7 +195,12 @@ TEST_CASE_FIXTURE(det_fixture, "result.json records every partition with its fil
     CHECK(p["public"] == "public_" + std::to_string(i) + ".json");
     CHECK_FALSE(p.contains("error"));
     auto s = p["spans_ms"];
+    // Queued at the memory manager once the key is loaded, granted before synthesis.
+    double m0 = s["memory"][0], m1 = s["memory"][1];
+    CHECK(m0 >= j["spans_ms"]["total"][0].get<double>());
+    CHECK(m0 <= m1);
     double s0 = s["synthesize"][0], s1 = s["synthesize"][1];
+    CHECK(m1 <= s0);
     double p0 = s["prove"][0], p1 = s["prove"][1];
     double f0 = s["finalize"][0], f1 = s["finalize"][1];
     CHECK(s0 <= s1);

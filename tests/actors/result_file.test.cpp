@@ -19,6 +19,7 @@ TEST_CASE("result.json of a failed job lists the done partition and the failed o
   done.state = partition_state::done;
   done.proof_file = "proof_0.json";
   done.public_file = "public_0.json";
+  done.spans.memory = {0.1, 0.3};
   done.spans.synthesize = {0.4, 12.5};
   done.spans.prove = {12.6, 42.8};
   done.spans.finalize = {42.9, 44.2};
@@ -41,7 +42,7 @@ TEST_CASE("result.json of a failed job lists the done partition and the failed o
       j.dump() ==
       R"({"id":"b","status":"failed","error":{"file":"w1.wtns","message":"w1.wtns: 1520 witness values, circuit.zkey expects 1521"},)"
       R"("partitions":[{"index":0,"status":"done","proof":"proof_0.json","public":"public_0.json",)"
-      R"("spans_ms":{"synthesize":[0.4,12.5],"prove":[12.6,42.8],"finalize":[42.9,44.2]},)"
+      R"("spans_ms":{"memory":[0.1,0.3],"synthesize":[0.4,12.5],"prove":[12.6,42.8],"finalize":[42.9,44.2]},)"
       R"("verified":true,"verify_ms":2.123,"retries":1,"backend":"cpu:fallback"},)"
       R"({"index":1,"status":"failed","proof":null,"public":null,"spans_ms":{"synthesize":[0.5,1.0]},)"
       R"("verified":false,"verify_ms":0.0,"retries":0,"backend":null,)"

@@ -19,8 +19,9 @@ It fails (exit 1, naming the broken expectation) unless:
     and complete in that order (one finalizer: with several, each has its
     own queue, and a job waiting behind a slow proof check on one is
     overtaken by jobs another finishes; docs/RELIABILITY.md); and across classes,
-    a job is never granted memory while a job of a higher class queued
-    before that moment still waits;
+    a partition is never granted memory while a partition of a higher class
+    queued with the memory manager before that moment still waits (both
+    times from result.json's spans_ms.memory);
   * the memory manager's reservations never exceed the budget (the report's
     peak and every queue sample), and the budget was actually what held
     partitions back (some sample has partitions waiting for memory);
@@ -148,6 +149,7 @@ def main():
     if rep.get("proofs") != partitions:
         fail(f"the report counts {rep.get('proofs')} proofs of {partitions} partitions")
     spans = {}
+    waits = []  # one per partition: its wait at the memory manager
     for j in jobs:
         out = os.path.join(a.work, j["out"])
         n = len(j.get("witnesses", [0]))
@@ -170,11 +172,15 @@ def main():
         if left:
             fail(f"{out}: temporary files left: {left}")
         spans[j["id"]] = {
-            "queued": res["spans_ms"]["total"][0],
-            "granted": min(p["spans_ms"]["synthesize"][0] for p in res["partitions"]),
             "prove_start": min(p["spans_ms"]["prove"][0] for p in res["partitions"]),
             "end": res["spans_ms"]["total"][1],
         }
+        for p in res["partitions"]:
+            if "memory" not in p["spans_ms"]:
+                fail(f"{out}/result.json: partition {p['index']} has no spans_ms.memory")
+            queued, granted = p["spans_ms"]["memory"]
+            waits.append({"job": j["id"], "index": p["index"], "prio": j["priority"],
+                          "queued": queued, "granted": granted})
 
     # ---- order
     for c in CLASSES:
@@ -190,24 +196,21 @@ def main():
                 fail(f"class {c}: {y} completed ({t:.1f} ms) before {x} ({s_:.1f} ms), "
                      "which is above it in the job file")
     # Across classes: the memory manager grants in priority order among the
-    # jobs queued at the time. The job file's jobs are queued one after the
-    # other while the first ones are already granted, so a lower-class job
-    # may be granted before a higher-class one that was not queued yet;
-    # never before one that was queued. A job's time here is its admission
-    # by the registry; its partitions reach the memory manager one key-cache
-    # round trip later (the key is asked for per job once it is loaded, and
-    # a burst of 200 admissions queues 200 such requests), which the report
-    # does not time. A CI run saw 4.7 ms between the two; the tolerance
-    # covers that with room, far below the run's grant intervals.
-    tol = 25.0  # ms
-    order = sorted(jobs, key=lambda j: spans[j["id"]]["granted"])
+    # partitions queued with it at the time. The job file's jobs are queued
+    # one after the other while the first ones are already granted, so a
+    # lower-class partition may be granted before a higher-class one that was
+    # not queued yet; never before one that was. Both times are the memory
+    # manager's own clock readings (spans_ms.memory: queued, granted), so the
+    # check is exact to result.json's resolution (1 us): equal times are
+    # taken as undecided.
+    order = sorted(waits, key=lambda w: w["granted"])
     for n, y in enumerate(order):
-        gy = spans[y["id"]]["granted"]
         for x in order[n + 1:]:
-            if RANK[x["priority"]] > RANK[y["priority"]] and spans[x["id"]]["queued"] < gy - tol:
-                fail(f"{y['id']} ({y['priority']}) was granted memory at {gy:.1f} ms while "
-                     f"{x['id']} ({x['priority']}), queued at {spans[x['id']]['queued']:.1f} ms, "
-                     f"waited until {spans[x['id']]['granted']:.1f} ms")
+            if (RANK[x["prio"]] > RANK[y["prio"]] and x["queued"] < y["granted"]
+                    and x["granted"] > y["granted"]):
+                fail(f"{y['job']} partition {y['index']} ({y['prio']}) was granted memory at "
+                     f"{y['granted']:.3f} ms while {x['job']} partition {x['index']} ({x['prio']}), "
+                     f"queued at {x['queued']:.3f} ms, waited until {x['granted']:.3f} ms")
 
     # ---- memory
     mem = rep["memory"]

@@ -3,6 +3,9 @@
 // answering a real socket on loopback.
 #include "observe/metrics_http.hpp"
 
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <doctest/doctest.h>
@@ -15,6 +18,8 @@
 #include <chrono>
 #include <fstream>
 #include <thread>
+
+#include "observe/observer.hpp"
 
 using namespace proofline;
 using namespace proofline::observe;
@@ -174,6 +179,58 @@ TEST_CASE("each path gets its answer; only /metrics and /readyz ask the runtime"
   CHECK(answer_metrics_request("GET", "/metrics", failing).status == 503);
   CHECK_FALSE(answer_metrics_request("GET", "/metrics", failing).scraped);
   CHECK(answer_metrics_request("GET", "/readyz", {}).status == 503);
+}
+
+TEST_CASE("a process that stops taking work fails /readyz without asking; /metrics still answers") {
+  int calls = 0;
+  metrics_provider figures = [&]() -> std::optional<std::string> {
+    ++calls;
+    return std::string("up 1\n");
+  };
+  metrics_answer m = answer_metrics_request("GET", "/metrics", figures, false);
+  CHECK(m.status == 200);
+  CHECK(m.body == "up 1\n");
+  CHECK(m.scraped);
+  CHECK(calls == 1);
+  metrics_answer r = answer_metrics_request("GET", "/readyz", figures, false);
+  CHECK(r.status == 503);
+  CHECK(r.body == "stopping\n");
+  CHECK_FALSE(r.scraped);
+  CHECK(calls == 1);  // readiness is refused without asking the runtime
+  CHECK(answer_metrics_request("GET", "/healthz", figures, false).status == 200);
+  CHECK(answer_metrics_request("HEAD", "/readyz", figures, false).status == 503);
+  CHECK(calls == 1);
+}
+
+TEST_CASE("serve's drain: once stop_ready is called, /readyz says 503 and /metrics 200 with figures") {
+  caf::actor_system_config cfg;
+  cfg.set("scheduler.max-threads", 2);
+  cfg.set("logger.console-verbosity", caf::atom("quiet"));
+  caf::actor_system sys{cfg};
+  observation_options opts;
+  opts.metrics = metrics_endpoint{"127.0.0.1", 0};
+  opts.keep_samples = false;
+  std::optional<observation> obs;
+  obs.emplace(sys, run_clock{}, std::vector<backend_record>{}, opts);
+  const std::string url = obs->metrics_url();  // http://127.0.0.1:PORT/metrics
+  const auto colon = url.rfind(':');
+  const auto port = static_cast<uint16_t>(std::stoi(url.substr(colon + 1)));
+  auto status_of = [](const std::string& reply) { return reply.substr(0, reply.find("\r\n")); };
+
+  std::string before = get(port, "/metrics");
+  CHECK(status_of(before) == "HTTP/1.1 200 OK");
+  CHECK(status_of(get(port, "/readyz")) == "HTTP/1.1 200 OK");
+  obs->stop_ready();
+  std::string during = get(port, "/metrics");
+  CHECK(status_of(during) == "HTTP/1.1 200 OK");
+  CHECK(during.find("# TYPE proofline_") != std::string::npos);
+  std::string ready = get(port, "/readyz");
+  CHECK(status_of(ready) == "HTTP/1.1 503 Service Unavailable");
+  CHECK(ready.substr(ready.size() - 9) == "stopping\n");
+  CHECK(status_of(get(port, "/healthz")) == "HTTP/1.1 200 OK");
+  run_record rec;
+  obs->finish(rec);
+  obs.reset();
 }
 
 TEST_CASE_FIXTURE(runtime_figures,

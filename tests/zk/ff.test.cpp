@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -340,7 +341,7 @@ TEST_CASE_TEMPLATE("the host's product equals the portable product and GMP on ex
 #if defined(__x86_64__) && defined(__OPTIMIZE__)
   const std::string path =
       std::string(field_name<F>()) + ": assembly product " +
-      (ff::x86::host_has_adx() ? "in use" : "not in use (no ADX here, or PROOFLINE_NO_ADX=1)");
+      (ff::x86::host_adx ? "in use" : "not in use (no ADX here, or PROOFLINE_NO_ADX=1)");
   MESSAGE(path);
 #endif
   std::mt19937_64 rng(seed + 3);
@@ -376,6 +377,20 @@ TEST_CASE_TEMPLATE("the host's product equals the portable product and GMP on ex
       CHECK(g.value(fast).hex() == g.mod(t).hex());
     }
 }
+
+#if defined(__x86_64__) && defined(__OPTIMIZE__)
+TEST_CASE("the assembly product runs where CPUID has ADX, unless PROOFLINE_NO_ADX=1") {
+  // CTest runs this file twice: zk_test as it is, and zk_test_no_adx with
+  // PROOFLINE_NO_ADX=1 (tests/zk/CMakeLists.txt), where the products above
+  // are the portable ones.
+  const char* off = std::getenv("PROOFLINE_NO_ADX");
+  const bool turned_off = off && off[0] == '1';
+  const std::string seen = std::string("CPUID: ") + (ff::x86::detect_adx() ? "ADX" : "no ADX") +
+                           "; PROOFLINE_NO_ADX=" + (off ? off : "(unset)");
+  MESSAGE(seen);
+  CHECK(ff::x86::host_adx == (ff::x86::detect_adx() && !turned_off));
+}
+#endif
 
 TEST_CASE_TEMPLATE("from_standard reduces every 64N-bit value, up to 2^(64N) - 1", F, bn254::fq,
                    bn254::fr, bls12_381::fq, bls12_381::fr) {

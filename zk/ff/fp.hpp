@@ -215,12 +215,9 @@ struct fp {
 #else
 #if PL_HOST_MONT_X86
     if constexpr (x86::mont_fits<P, N>()) {
-      if (x86::host_has_adx()) {
+      if (x86::host_adx) {
         fp r;
-        if constexpr (N == 4)
-          x86::mont_mul4<P>(r.l, l, b.l);
-        else
-          x86::mont_mul6<P>(r.l, l, b.l);
+        x86::mont_mul<P, N>(r.l, l, b.l);
         return reduce_once(r, 0);
       }
     }
