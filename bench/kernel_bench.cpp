@@ -137,7 +137,7 @@ void add_kernel_benches(registry& benches) {
     app.add_option("--seed", o->req.seed, "Input seed")->capture_default_str();
     app.add_option("--ntt-kernel", o->req.ntt_kernel,
                    "cuda NTTs: registers | tiled | fused[:tT][:cC][:rR][:bB][:lL][:uU] (default: "
-                   "PROOFLINE_NTT_KERNEL, else fused:t10:c1:r2:b128)");
+                   "PROOFLINE_NTT_KERNEL, else fused:t10:c1:r2:b128:l1:u1)");
     app.add_flag("--plain", o->plain,
                  "cuda MSMs: plain resident points, no precomputed window multiples");
     app.add_option("--json", o->json, "Write one JSON object per size (JSON lines) to FILE")

@@ -41,7 +41,7 @@ struct request {
   bool fixed_base = true;
   /// cuda NTTs: which passes, as gpu::cuda::ntt::parse_kernel spells them
   /// ("registers", "tiled", "fused:t11:c1:r2", ...); empty = the runtime's
-  /// default (ntt::default_kernel: PROOFLINE_NTT_KERNEL, else fused:t10:c1:r2:b128).
+  /// default (ntt::default_kernel: PROOFLINE_NTT_KERNEL, else fused:t10:c1:r2:b128:l1:u1).
   std::string ntt_kernel;
 };
 

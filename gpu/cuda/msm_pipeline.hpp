@@ -163,7 +163,8 @@ inline std::string describe(const level1_kernel& k) {
 }
 
 /// The level-1 kernel MSMs use unless told otherwise: PROOFLINE_MSM_KERNEL
-/// when set (parse_level1's spelling), else the plain launch. Read once; a
+/// when set (parse_level1's spelling), else xyzz:lazy (the plain launch;
+/// lazy Fq2 products for G2, the fastest measured: docs/BENCHMARKS.md). Read once; a
 /// bad value throws std::invalid_argument at every use, naming the variable.
 inline level1_kernel default_level1() {
   struct choice {
@@ -172,6 +173,7 @@ inline level1_kernel default_level1() {
   };
   static const choice c = [] {
     choice r;
+    r.k.lazy = true;
     const char* v = std::getenv("PROOFLINE_MSM_KERNEL");
     if (v && *v) {
       try {

@@ -408,8 +408,9 @@ void tiled_passes(const Exec& ex, F* x, const F* tw, unsigned log_n) {
 /// parse_kernel, describe; l and u are 0 or 1, 0 by default).
 struct kernel {
   enum kind_t : uint8_t { registers, tiled, fused };
-  // The default, fused:t10:c1:r2:b128, was the fastest shape of the sweep in
-  // docs/BENCHMARKS.md ("NTT kernels, fused passes") at every size.
+  // fused:t10:c1:r2:b128 was the fastest shape of the sweep in
+  // docs/BENCHMARKS.md ("NTT kernels, fused passes") at every size;
+  // default_kernel() adds l1 and u1 to it.
   kind_t kind = fused;
   unsigned tile_log = 10;  ///< fused: log2 elements a tile holds
   unsigned cols = 1;       ///< fused: log2 adjacent elements per tile row (coalesced loads)
@@ -479,7 +480,8 @@ inline kernel parse_kernel(const std::string& spec) {
 }
 
 /// The kernel transforms use unless told otherwise: PROOFLINE_NTT_KERNEL
-/// when set (parse_kernel's spelling), else kernel{} (fused:t10:c1:r2:b128). Read once; a bad value
+/// when set (parse_kernel's spelling), else fused:t10:c1:r2:b128:l1:u1
+/// (the fastest measured: docs/BENCHMARKS.md). Read once; a bad value
 /// throws std::invalid_argument at every use, naming the variable.
 inline const kernel& default_kernel() {
   struct choice {
@@ -488,6 +490,8 @@ inline const kernel& default_kernel() {
   };
   static const choice c = [] {
     choice r;
+    r.k.lazy = true;
+    r.k.unit = true;
     const char* v = std::getenv("PROOFLINE_NTT_KERNEL");
     if (v && *v) {
       try {

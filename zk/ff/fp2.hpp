@@ -149,11 +149,17 @@ PL_HD void mul(uint64_t* r0, uint64_t* r1, const uint64_t* a0, const uint64_t* a
     y0[j] = mont32::word(b0, j);
     y1[j] = mont32::word(b1, j);
   }
+  // a0 + a1 and b0 + b1 unreduced: below 2p < 2^(32W). One chain after
+  // the other: the device has one carry flag, so two chains may not
+  // interleave.
   {
-    Chain c, e;  // a0 + a1 and b0 + b1 unreduced: below 2p < 2^(32W)
+    Chain c;
     sx[0] = c.add_cc(x0[0], x1[0]);
-    sy[0] = e.add_cc(y0[0], y1[0]);
     PL_UNROLL for (unsigned j = 1; j < W; ++j) sx[j] = c.addc_cc(x0[j], x1[j]);
+  }
+  {
+    Chain e;
+    sy[0] = e.add_cc(y0[0], y1[0]);
     PL_UNROLL for (unsigned j = 1; j < W; ++j) sy[j] = e.addc_cc(y0[j], y1[j]);
   }
   uint32_t v0[2 * W], v1[2 * W], s[2 * W];
