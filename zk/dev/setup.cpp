@@ -287,17 +287,20 @@ setup_result run_setup(const setup_options& opts, const setup_log& log) {
 
 namespace {
 
+/// The opening of every README.txt: what makes the key insecure.
+constexpr const char* readme_warning =
+    "proofline development setup -- INSECURE: FOR BENCHMARKS AND TESTS ONLY\n"
+    "=======================================================================\n"
+    "\n"
+    "The Groth16 proving key in this directory was made from KNOWN toxic waste\n"
+    "(tau, alpha, beta, gamma, delta), derived from the seed below and listed in\n"
+    "toxic_waste.json. Anyone with this directory, or just the seed, can forge\n"
+    "proofs that verification_key.json accepts. Never use it to secure anything:\n"
+    "real circuits need a trusted-setup ceremony (snarkjs powersoftau, then\n"
+    "snarkjs groth16 setup and zkey contribute).\n";
+
 std::string readme_r1cs(const setup_options& o, const setup_result& r) {
-  return fmt::format(
-      "proofline development setup -- INSECURE: FOR BENCHMARKS AND TESTS ONLY\n"
-      "=======================================================================\n"
-      "\n"
-      "The Groth16 proving key in this directory was made from KNOWN toxic waste\n"
-      "(tau, alpha, beta, gamma, delta), derived from the seed below and listed in\n"
-      "toxic_waste.json. Anyone with this directory, or just the seed, can forge\n"
-      "proofs that verification_key.json accepts. Never use it to secure anything:\n"
-      "real circuits need a trusted-setup ceremony (snarkjs powersoftau, then\n"
-      "snarkjs groth16 setup and zkey contribute).\n"
+  return readme_warning + fmt::format(
       "\n"
       "Made by:\n"
       "  {command}\n"
@@ -332,16 +335,7 @@ std::string readme_r1cs(const setup_options& o, const setup_result& r) {
 
 std::string readme_text(const setup_options& o, const setup_result& r) {
   if (!o.r1cs_path.empty()) return readme_r1cs(o, r);
-  return fmt::format(
-      "proofline development setup -- INSECURE: FOR BENCHMARKS AND TESTS ONLY\n"
-      "=======================================================================\n"
-      "\n"
-      "The Groth16 proving key in this directory was made from KNOWN toxic waste\n"
-      "(tau, alpha, beta, gamma, delta), derived from the seed below and listed in\n"
-      "toxic_waste.json. Anyone with this directory, or just the seed, can forge\n"
-      "proofs that verification_key.json accepts. Never use it to secure anything:\n"
-      "real circuits need a trusted-setup ceremony (snarkjs powersoftau, then\n"
-      "snarkjs groth16 setup and zkey contribute).\n"
+  return readme_warning + fmt::format(
       "\n"
       "Made by:\n"
       "  {command}\n"
