@@ -86,31 +86,6 @@ for k in $bls_g2_kernels; do run_bench msm_g2 bls12_381 20 20 "$k"; done
 {
   echo
   echo "medians in ms (targets: BN254 G2 2^20 <= 15, 2^22 <= 48; BN254 G1 2^20 <= 6; BLS12-381 G1 2^20 <= 12)"
-  if command -v python3 > /dev/null; then
-    for f in "$work"/*.jsonl; do
-      b=$(basename "$f" .jsonl)
-      sed "s/^{/{\"tag\":\"$b\",/" "$f"
-    done | python3 -c '
-import json, sys
-rows = {}
-for line in sys.stdin:
-    try: r = json.loads(line)
-    except ValueError: continue
-    rows.setdefault(r["tag"], {})[r["log_n"]] = r["median_ms"]
-sizes = sorted({n for v in rows.values() for n in v})
-print("%-36s " % "what-curve-kernel" + " ".join("%9s" % ("2^%d" % n) for n in sizes))
-for tag in sorted(rows):
-    v = rows[tag]
-    print("%-36s " % tag + " ".join("%9s" % ("%.3f" % v[n] if n in v else "-") for n in sizes))
-'
-  else
-    grep -h -v '^what' "$work"/logs/*.log
-  fi
+  bench_medians "$work" file
 } | tee -a "$summary"
-if [ "$failed" = 0 ]; then note "all steps passed"; else note "SOME STEPS FAILED (see the logs)"; fi
-
-cp "$work"/*.jsonl "$work/logs/" 2>/dev/null
-cp "$summary" "$work/logs/"
-(cd "$work" && tar czf "$out/bench-kernels-msm.tar.gz" logs)
-cp "$summary" "$out/summary.txt"
-exit "$failed"
+bench_finish "$work" "$out" bench-kernels-msm "$failed"

@@ -92,28 +92,6 @@ run_bench msm_g2 20 22 - g2
 {
   echo
   echo "medians in ms (targets: ntt 2^20 <= 0.25, 2^24 <= 4.0; msm_g2 2^20 <= 15, 2^22 <= 48)"
-  if command -v python3 > /dev/null; then
-    cat "$work"/*.jsonl | python3 -c '
-import json, sys
-rows = {}
-for line in sys.stdin:
-    try: r = json.loads(line)
-    except ValueError: continue
-    key = (r["what"] if "what" in r else "?", r.get("ntt_kernel", "-"))
-    rows.setdefault(key, {})[r["log_n"]] = r["median_ms"]
-sizes = sorted({n for v in rows.values() for n in v})
-print("%-10s %-24s " % ("what", "kernel") + " ".join("%9s" % ("2^%d" % n) for n in sizes))
-for (what, k), v in rows.items():
-    print("%-10s %-24s " % (what, k) + " ".join("%9s" % ("%.3f" % v[n] if n in v else "-") for n in sizes))
-'
-  else
-    grep -h -v '^what' "$work"/logs/*.log
-  fi
+  bench_medians "$work" kernel
 } | tee -a "$summary"
-if [ "$failed" = 0 ]; then note "all steps passed"; else note "SOME STEPS FAILED (see the logs)"; fi
-
-cp "$work"/*.jsonl "$work/logs/" 2>/dev/null
-cp "$summary" "$work/logs/"
-(cd "$work" && tar czf "$out/bench-kernels-ntt.tar.gz" logs)
-cp "$summary" "$out/summary.txt"
-exit "$failed"
+bench_finish "$work" "$out" bench-kernels-ntt "$failed"

@@ -73,3 +73,46 @@ bench_begin() {
   say ""
 }
 say() { echo "$*" | tee -a "$summary"; }
+
+# bench_medians WORK KEY: a table of the median_ms of every WORK/*.jsonl
+# line (proofline-bench --json), a row per KEY and a column per log_n. KEY
+# "file" names a row by its file's name (one setting per file); KEY
+# "kernel" by the line's what and ntt_kernel. Without python3, the logs.
+bench_medians() {
+  local work=$1 key=$2 f
+  if ! command -v python3 > /dev/null; then
+    grep -h -v '^what' "$work"/logs/*.log
+    return 0
+  fi
+  for f in "$work"/*.jsonl; do
+    [ -f "$f" ] && sed "s/^{/{\"file\":\"$(basename "$f" .jsonl)\",/" "$f"
+  done | python3 -c '
+import json, sys
+by_file = sys.argv[1] == "file"
+rows = {}
+for line in sys.stdin:
+    try: r = json.loads(line)
+    except ValueError: continue
+    key = r["file"] if by_file else "%-10s %s" % (r.get("what", "?"), r.get("ntt_kernel", "-"))
+    rows.setdefault(key, {})[r["log_n"]] = r["median_ms"]
+sizes = sorted({n for v in rows.values() for n in v})
+print("%-36s " % ("setting" if by_file else "what       kernel") + " ".join("%9s" % ("2^%d" % n) for n in sizes))
+for key in sorted(rows):
+    v = rows[key]
+    print("%-36s " % key + " ".join("%9s" % ("%.3f" % v[n] if n in v else "-") for n in sizes))
+' "$key"
+}
+
+# bench_finish WORK OUT NAME FAILED: the verdict line in WORK/summary.txt,
+# the JSON lines and the summary into WORK/logs, OUT/NAME.tar.gz of the logs
+# and OUT/summary.txt; exits with FAILED.
+bench_finish() {
+  local work=$1 out=$2 name=$3 failed=$4
+  if [ "$failed" = 0 ]; then echo "all steps passed"; else echo "SOME STEPS FAILED (see the logs)"; fi |
+    tee -a "$work/summary.txt"
+  cp "$work"/*.jsonl "$work/logs/" 2>/dev/null
+  cp "$work/summary.txt" "$work/logs/"
+  (cd "$work" && tar czf "$out/$name.tar.gz" logs)
+  cp "$work/summary.txt" "$out/summary.txt"
+  exit "$failed"
+}
