@@ -93,68 +93,8 @@ PL_HD void put(uint64_t* r, const uint32_t* t) {
 /// and divides by 2^32), well within the W + 2 words of A + B.
 template <class Chain, class P>
 PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
-  constexpr unsigned W = 2 * P::limbs;
-  const uint32_t inv = uint32_t(P::inv);
-  uint32_t x[W], A[W + 2], B[W + 2];
-  PL_UNROLL for (unsigned j = 0; j < W; ++j) x[j] = word(a, j);
-  PL_UNROLL for (unsigned j = 0; j < W + 2; ++j) A[j] = B[j] = 0;
-  uint32_t low_a = 0, low_b = 0;  // the previous row's cancelled low words
-  PL_UNROLL for (unsigned i = 0; i < W; ++i) {
-    const uint32_t bi = word(b, i);
-    {
-      Chain c;  // even words of a into A, plus the carry of the cancelled low words
-      c.add_cc(low_a, low_b);
-      PL_UNROLL for (unsigned k = 0; k < W; k += 2) {
-        A[k] = c.madc_lo_cc(x[k], bi, A[k]);
-        A[k + 1] = c.madc_hi_cc(x[k], bi, A[k + 1]);
-      }
-      A[W] = c.addc_cc(A[W], 0);
-      A[W + 1] = c.addc(A[W + 1], 0);
-    }
-    {
-      Chain c;  // odd words of a into B
-      B[1] = c.mad_lo_cc(x[1], bi, B[1]);
-      B[2] = c.madc_hi_cc(x[1], bi, B[2]);
-      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
-        B[k] = c.madc_lo_cc(x[k], bi, B[k]);
-        B[k + 1] = c.madc_hi_cc(x[k], bi, B[k + 1]);
-      }
-      B[W + 1] = c.addc(B[W + 1], 0);
-    }
-    const uint32_t m = (A[0] + B[0]) * inv;
-    {
-      Chain c;
-      A[0] = c.mad_lo_cc(m, mod_word<P>(0), A[0]);
-      A[1] = c.madc_hi_cc(m, mod_word<P>(0), A[1]);
-      PL_UNROLL for (unsigned k = 2; k < W; k += 2) {
-        A[k] = c.madc_lo_cc(m, mod_word<P>(k), A[k]);
-        A[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), A[k + 1]);
-      }
-      A[W] = c.addc_cc(A[W], 0);
-      A[W + 1] = c.addc(A[W + 1], 0);
-    }
-    {
-      Chain c;
-      B[1] = c.mad_lo_cc(m, mod_word<P>(1), B[1]);
-      B[2] = c.madc_hi_cc(m, mod_word<P>(1), B[2]);
-      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
-        B[k] = c.madc_lo_cc(m, mod_word<P>(k), B[k]);
-        B[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), B[k + 1]);
-      }
-      B[W + 1] = c.addc(B[W + 1], 0);
-    }
-    low_a = A[0];  // A[0] + B[0] = 0 mod 2^32 now
-    low_b = B[0];
-    PL_UNROLL for (unsigned j = 0; j <= W; ++j) {
-      A[j] = A[j + 1];
-      B[j] = B[j + 1];
-    }
-    A[W + 1] = B[W + 1] = 0;
-  }
-  uint32_t t[W];
-  Chain c;  // r = A + B + carry of the last cancelled low words (< 2p < 2^(32W))
-  c.add_cc(low_a, low_b);
-  PL_UNROLL for (unsigned j = 0; j < W; ++j) t[j] = c.addc_cc(A[j], B[j]);
+  uint32_t t[2 * P::limbs];
+  zk::ff::mont32::mul_pairs_unreduced<Chain, P>(t, a, b);
   put<P::limbs>(r, t);
 }
 

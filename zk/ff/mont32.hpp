@@ -219,8 +219,11 @@ PL_HD void sub(uint64_t* r, const uint64_t* a, const uint64_t* b) {
 /// multiply-add with carry on the GPU - instead of all low halves and then
 /// all high halves (mul). The value is A + B; the low words cancel after
 /// the reduction row and their carry enters the next row's first chain.
+/// This writes the 2N words of A + B before the final subtraction: below
+/// 2p for a, b < p, and below 2p too for a < 4p, b < p when 4p < R (the
+/// NTT's lazy butterflies, gpu/cuda/ntt_lazy.hpp).
 template <class Chain, class P>
-PL_HD void mul_pairs(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+PL_HD void mul_pairs_unreduced(uint32_t* t, const uint64_t* a, const uint64_t* b) {
   constexpr unsigned W = 2 * P::limbs;
   static_assert(W % 2 == 0, "an even number of 32-bit words");
   const uint32_t inv = uint32_t(P::inv);
@@ -280,12 +283,17 @@ PL_HD void mul_pairs(uint64_t* r, const uint64_t* a, const uint64_t* b) {
     }
     A[W + 1] = B[W + 1] = 0;
   }
+  Chain c;  // t = A + B + carry of the last cancelled low words (< 2p < 2^(32W))
+  c.add_cc(low_a, low_b);
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) t[j] = c.addc_cc(A[j], B[j]);
+}
+
+/// mul_pairs_unreduced, then one conditional subtraction of p: r < p.
+template <class Chain, class P>
+PL_HD void mul_pairs(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+  constexpr unsigned W = 2 * P::limbs;
   uint32_t t[W], d[W];
-  {
-    Chain c;  // t = A + B + carry of the last cancelled low words (< 2p < 2^(32W))
-    c.add_cc(low_a, low_b);
-    PL_UNROLL for (unsigned j = 0; j < W; ++j) t[j] = c.addc_cc(A[j], B[j]);
-  }
+  mul_pairs_unreduced<Chain, P>(t, a, b);
   Chain c;
   d[0] = c.sub_cc(t[0], mod_word<P>(0));
   PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(t[j], mod_word<P>(j));
