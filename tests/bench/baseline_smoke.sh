@@ -73,7 +73,7 @@ want(r.get("allocator") == "glibc malloc", f"allocator {r.get('allocator')!r}, e
 want(r["proofs"] == proofs, f"proofs {r['proofs']}, expected {proofs}")
 want(r["failed"] == failed, f"failed {r['failed']}, expected {failed}")
 want(r["wall_s"] > 0, "wall_s is not positive")
-want(abs(r["proofs_per_s"] - r["proofs"] / r["wall_s"]) < 0.01 * r["proofs_per_s"] + 0.01,
+want(abs(r["proofs_per_s"] - r["proofs"] / r["wall_s"]) < 1e-9 * r["proofs_per_s"] + 1e-9,
      "proofs_per_s is not proofs / wall_s")
 want(len(r["gpus"]) == 1, f"{len(r['gpus'])} device entries, expected 1")
 g = r["gpus"][0]
