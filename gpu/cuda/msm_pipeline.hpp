@@ -29,9 +29,9 @@
 //              registers (an XYZZ accumulator and an affine point live, plus
 //              the products' temporaries): at 256 threads a block and up to
 //              255 registers, the G2 and BLS12-381 G1 kernels fit one block
-//              on an SM, too few warps to hide the products' latency. So
-//              level 1 is also compiled under register caps (level1_kernel,
-//              PROOFLINE_MSM_KERNEL): more resident threads for some spills.
+//              on an SM. Register caps (more resident threads, some
+//              spills) were measured on the H200 and none paid
+//              (docs/BENCHMARKS.md), so the kernel runs the plain launch.
 //              For G2 it may also sum with lazy Fq2 products (one Montgomery
 //              reduction less per product, zk::ff::fp2_lazy): the partials
 //              are the same values either way.
@@ -97,74 +97,30 @@ constexpr unsigned max_levels = 8;
 /// Sign bit of a sorted value; the low 31 bits are the point index.
 constexpr uint32_t sign_bit = 0x80000000u;
 
-/// Register caps the level-1 kernel is compiled for (level1_kernel::regs);
-/// 0 is the executor's plain launch (256 threads a block, up to 255
-/// registers a thread).
-constexpr unsigned level1_caps[] = {0, 168, 128, 80, 64};
-
-/// How step 3 (level 1, nearly all of an MSM's additions) runs on the
-/// device: the register cap of its kernel. A lower cap lets more threads
-/// share an SM (more latency hidden) at the price of spills to local
-/// memory; which wins depends on the group and is measured on the GPU
-/// (scripts/bench-kernels-msm.sh). The host executor ignores the cap. Spelled "xyzz", then optionally ":lazy" and
-/// ":r<cap>", cap in level1_caps (parse_level1).
+/// How step 3 (level 1, nearly all of an MSM's additions) sums its runs.
+/// Spelled "xyzz" or "xyzz:lazy" (parse_level1).
 struct level1_kernel {
-  unsigned regs = 0;
   /// Fq2 groups: products with one reduction less (zk::ff::fp2_lazy); the
   /// same sums. Ignored for G1.
   bool lazy = false;
 };
 
-/// Whether the device compiles level 1 of points A under a cap of `regs`
-/// registers: caps below the bytes of an affine point would spill most of
-/// the accumulator, so they are left out (and compile time with them); a
-/// cap left out runs the plain launch.
-template <class A>
-constexpr bool level1_cap_compiled(unsigned regs) {
-  return regs == 0 || regs >= sizeof(A);
-}
-
-/// "xyzz" (plain products, the plain launch), "xyzz:lazy", "xyzz:r168",
-/// "xyzz:lazy:r128" etc.; throws std::invalid_argument naming the problem.
+/// "xyzz" (plain products) or "xyzz:lazy"; throws std::invalid_argument
+/// naming the problem.
 inline level1_kernel parse_level1(const std::string& spec) {
-  level1_kernel k;
-  const auto bad = [&](const std::string& why) {
-    return std::invalid_argument("msm kernel '" + spec + "': " + why +
-                                 " (expected xyzz[:lazy][:r<registers>])");
-  };
-  const std::string head = "xyzz";
-  if (spec.compare(0, head.size(), head) != 0 || (spec.size() > head.size() && spec[head.size()] != ':'))
-    throw bad("unknown kernel");
-  std::size_t colon = spec.size() > head.size() ? head.size() : std::string::npos;
-  bool capped = false;
-  while (colon != std::string::npos) {
-    const std::size_t next = spec.find(':', colon + 1);
-    const std::string part = spec.substr(colon + 1, next == std::string::npos ? std::string::npos : next - colon - 1);
-    if (part == "lazy" && !k.lazy && !capped) {
-      k.lazy = true;
-    } else if (part.size() >= 2 && part.size() <= 4 && part[0] == 'r' && !capped &&
-               part.find_first_not_of("0123456789", 1) == std::string::npos) {
-      k.regs = unsigned(std::stoul(part.substr(1)));
-      bool known = false;
-      for (unsigned c : level1_caps) known |= c == k.regs && c != 0;
-      if (!known) throw bad("register cap must be 168, 128, 80 or 64");
-      capped = true;
-    } else {
-      throw bad("bad part '" + part + "'");
-    }
-    colon = next;
-  }
-  return k;
+  if (spec == "xyzz") return level1_kernel{false};
+  if (spec == "xyzz:lazy") return level1_kernel{true};
+  throw std::invalid_argument("msm kernel '" + spec + "': unknown kernel (expected xyzz or xyzz:lazy)");
 }
 
 /// The spelling parse_level1 reads back.
 inline std::string describe(const level1_kernel& k) {
-  return std::string("xyzz") + (k.lazy ? ":lazy" : "") + (k.regs ? ":r" + std::to_string(k.regs) : "");
+  return k.lazy ? "xyzz:lazy" : "xyzz";
 }
 
 /// The level-1 kernel MSMs use unless told otherwise: PROOFLINE_MSM_KERNEL
-/// when set (parse_level1's spelling), else xyzz:lazy (the plain launch;
-/// lazy Fq2 products for G2, the fastest measured: docs/BENCHMARKS.md). Read once; a
+/// when set (parse_level1's spelling), else xyzz:lazy (lazy Fq2 products
+/// for G2, the fastest measured: docs/BENCHMARKS.md). Read once; a
 /// bad value throws std::invalid_argument at every use, naming the variable.
 inline level1_kernel default_level1() {
   struct choice {
@@ -508,25 +464,8 @@ struct partial_sums {
   }
 };
 
-/// Executors that launch a functor under a register cap (level1_kernel)
-/// say so with `static constexpr bool capped_launches = true` and a
-/// for_each_capped<A>(n, f, regs) (A: the points f adds); the others run
-/// level 1 with for_each.
-template <class Exec, class = void>
-struct capped_exec : std::false_type {};
-template <class Exec>
-struct capped_exec<Exec, std::void_t<decltype(Exec::capped_launches)>> : std::true_type {};
-
-template <class A, class Exec, class F>
-void for_each_level1(const Exec& ex, std::size_t n, const F& f, const level1_kernel& k) {
-  if constexpr (capped_exec<Exec>::value)
-    ex.template for_each_capped<A>(n, f, k.regs);
-  else
-    ex.for_each(n, f);
-}
-
 /// Step 3 with kernel k: the level-1 functor over the points (lazy products
-/// for Fq2 groups when k.lazy), launched under k's register cap.
+/// for Fq2 groups when k.lazy).
 template <class A, class X, class Exec>
 void level1(const Exec& ex, const level1_kernel& k, std::size_t m, const uint32_t* keys, const uint32_t* count,
             const uint32_t* base, unsigned L, uint32_t* out_keys, X* out, const uint32_t* vals, const A* points) {
@@ -534,12 +473,12 @@ void level1(const Exec& ex, const level1_kernel& k, std::size_t m, const uint32_
   if constexpr (is_plain_fp2<typename G::field>::value) {
     if (k.lazy) {
       using F = level_runs_fn<X, signed_points<A, lazy_group<G>>>;
-      for_each_level1<A>(ex, m, F{keys, count, base, L, out_keys, out, {vals, points}}, k);
+      ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}});
       return;
     }
   }
   using F = level_runs_fn<X, signed_points<A>>;
-  for_each_level1<A>(ex, m, F{keys, count, base, L, out_keys, out, {vals, points}}, k);
+  ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}});
 }
 
 // ---- step 5: runsum --------------------------------------------------------

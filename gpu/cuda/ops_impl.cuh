@@ -49,55 +49,6 @@ struct field_ops_fn {
   }
 };
 
-/// Level 1 of an MSM under a register cap: Threads a block, at least
-/// MinBlocks blocks resident on an SM, so ptxas keeps each thread within
-/// 65536 / (Threads * MinBlocks) registers (spilling what does not fit).
-template <unsigned Threads, unsigned MinBlocks, class F>
-__global__ void __launch_bounds__(Threads, MinBlocks) capped_kernel(F f, std::size_t n) {
-  std::size_t i = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i < n) f(i);
-}
-
-template <unsigned Threads, unsigned MinBlocks, class F>
-void launch_capped(std::size_t n, const F& f, cudaStream_t s) {
-  const std::size_t grid = (n + Threads - 1) / Threads;
-  if (grid > std::size_t(std::numeric_limits<int>::max()))
-    throw backend_error("msm level 1: " + std::to_string(n) + " threads exceed one launch");
-  capped_kernel<Threads, MinBlocks, F><<<unsigned(grid), Threads, 0, s>>>(f, n);
-  CUDA_OK(cudaGetLastError());
-}
-
-/// The device executor with the register-capped launches of MSM level 1
-/// (msm::level1_kernel; caps in msm::level1_caps): 168 = 384 threads, one
-/// block; 128, 80, 64 = 256 threads, two, three, four blocks an SM. Caps
-/// that msm::level1_cap_compiled leaves out for the functor's points run the
-/// plain launch.
-struct msm_exec : device_exec {
-  static constexpr bool capped_launches = true;
-
-  template <class A, class F>
-  void for_each_capped(std::size_t n, const F& f, unsigned regs) const {
-    if (n == 0) return;
-    switch (regs) {
-      case 168:
-        if constexpr (msm::level1_cap_compiled<A>(168)) return launch_capped<384, 1>(n, f, stream);
-        break;
-      case 128:
-        if constexpr (msm::level1_cap_compiled<A>(128)) return launch_capped<256, 2>(n, f, stream);
-        break;
-      case 80:
-        if constexpr (msm::level1_cap_compiled<A>(80)) return launch_capped<256, 3>(n, f, stream);
-        break;
-      case 64:
-        if constexpr (msm::level1_cap_compiled<A>(64)) return launch_capped<256, 4>(n, f, stream);
-        break;
-      default:
-        break;
-    }
-    for_each(n, f);
-  }
-};
-
 }  // namespace detail
 
 template <class F>
@@ -165,7 +116,7 @@ void msm_accumulate(const msm::shape& sh, const msm::digits& d, const zk::ec::af
                     zk::ec::xyzz<G>* windows, void* temp, std::size_t temp_bytes, cudaStream_t s) {
   detail::check_scratch("msm_accumulate", msm_accumulate_bytes<G>(sh), temp_bytes);
   carver c(temp, temp_bytes);
-  msm::accumulate(detail::msm_exec{{s}}, sh, d, points, windows, c);
+  msm::accumulate(device_exec{s}, sh, d, points, windows, c);
 }
 
 template <class G>
@@ -178,7 +129,7 @@ void msm_buckets(const msm::shape& sh, const msm::digits& d, const zk::ec::affin
                  zk::ec::xyzz<G>* buckets, bool add, void* temp, std::size_t temp_bytes, cudaStream_t s) {
   detail::check_scratch("msm_buckets", msm_buckets_bytes<G>(sh), temp_bytes);
   carver c(temp, temp_bytes);
-  msm::bucket_pass(detail::msm_exec{{s}}, sh, d, points, buckets, add, c);
+  msm::bucket_pass(device_exec{s}, sh, d, points, buckets, add, c);
 }
 
 template <class G>

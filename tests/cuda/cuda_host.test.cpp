@@ -123,7 +123,7 @@ void msm_cases(std::mt19937_64& rng) {
   }
   SUBCASE("G2 with lazy Fq2 products in level 1: skewed inputs, plain, fixed base and chunked") {
     namespace msm = gpu::cuda::msm;
-    const msm::level1_kernel lazy{0, true};
+    const msm::level1_kernel lazy{true};
     for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(257)}) {
       auto p = test::make_points<C, g2>(n, rng);
       std::vector<std::vector<typename C::scalar>> inputs = {
@@ -387,61 +387,44 @@ TEST_CASE("an MSM whose scalars are cut into chunks equals the unchunked one and
   }
 }
 
-/// host_exec that launches level 1 "under a cap" as the device executor
-/// does (msm::capped_exec), recording every cap it is asked for.
-struct capped_host_exec : gpu::cuda::host_exec {
-  static constexpr bool capped_launches = true;
-  std::vector<unsigned>* caps;
-  template <class A, class F>
-  void for_each_capped(std::size_t n, const F& f, unsigned regs) const {
-    caps->push_back(regs);
-    for_each(n, f);
-  }
-};
-
-TEST_CASE("the level-1 kernel: spellings, and every MSM step takes the shape's choice") {
+TEST_CASE("the level-1 kernel: spellings, and both kernels give the CPU backend's sum") {
   namespace msm = gpu::cuda::msm;
   using C = zk::bn254;
   using G = zk::bn254::g2_group;
   using A = zk::ec::affine<G>;
   using X = zk::ec::xyzz<G>;
-  for (unsigned cap : msm::level1_caps)
-    for (bool lazy : {false, true}) {
-      const std::string spec = msm::describe(msm::level1_kernel{cap, lazy});
-      CAPTURE(spec);
-      CHECK(msm::parse_level1(spec).regs == cap);
-      CHECK(msm::parse_level1(spec).lazy == lazy);
-    }
+  for (bool lazy : {false, true}) {
+    const std::string spec = msm::describe(msm::level1_kernel{lazy});
+    CAPTURE(spec);
+    CHECK(msm::parse_level1(spec).lazy == lazy);
+  }
   CHECK(msm::describe(msm::level1_kernel{}) == "xyzz");
-  CHECK(msm::describe(msm::level1_kernel{128, true}) == "xyzz:lazy:r128");
-  for (const char* bad : {"", "xyz", "xyzzy", "xyzz:", "xyzz:r", "xyzz:r100", "xyzz:r0", "xyzz:168", "affine",
-                          "xyzz:r168x", "xyzz:r128:lazy", "xyzz:lazy:lazy", "xyzz:r128:r168", "xyzz::lazy"}) {
+  for (const char* bad : {"", "xyz", "xyzzy", "xyzz:", "xyzz:r128", "xyzz:lazy:r168", "affine", "xyzz:lazy:lazy",
+                          "xyzz::lazy", "XYZZ"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(msm::parse_level1(bad), std::invalid_argument);
   }
-  CHECK(msm::plan(100, 254).level1.regs == msm::default_level1().regs);
-  CHECK(msm::level1_cap_compiled<A>(0));
-  CHECK(msm::level1_cap_compiled<A>(168));
-  CHECK(!msm::level1_cap_compiled<A>(64));  // a 128-byte point would mostly spill
+  CHECK(msm::plan(100, 254).level1.lazy == msm::default_level1().lazy);
 
-  // the cap reaches level 1 of every chunk and nothing else; results are unchanged
+  // level 1 of every chunk runs the shape's kernel; the sums are the same
   std::mt19937_64 rng(24);
   const std::size_t n = 400;
   auto points = test::make_points<C, G>(n, rng);
   auto scalars = test::make_scalars<C>(n, test::scalar_mix::skewed, rng);
   const auto want = gpu::cpu::msm<G, C::fr::N>(points.data(), scalars.data(), n, pool()).to_affine();
-  std::vector<unsigned> caps;
-  const capped_host_exec ex{{}, &caps};
+  const gpu::cuda::host_exec ex{};
   const msm::chunking ch = msm::split(n, 3);
-  msm::shape s = msm::plan(n, C::fr::params::bits, 6, false, ch.count);
-  s.level1 = msm::parse_level1("xyzz:r128");
-  const msm::exec_steps<capped_host_exec, C::scalar, A, X> st{ex};
-  std::vector<char> mem(msm::chunked_bytes<decltype(st), C::scalar, A, X>(st, s, ch));
-  gpu::cuda::carver cv(mem.data(), mem.size());
-  std::vector<X> windows(s.sums);
-  msm::chunked(st, s, ch, scalars.data(), points.data(), windows.data(), cv);
-  CHECK(msm::combine(windows.data(), s).to_affine() == want);
-  CHECK(caps == std::vector<unsigned>(ch.count, 128u));
+  for (const char* spec : {"xyzz", "xyzz:lazy"}) {
+    CAPTURE(spec);
+    msm::shape s = msm::plan(n, C::fr::params::bits, 6, false, ch.count);
+    s.level1 = msm::parse_level1(spec);
+    const msm::exec_steps<gpu::cuda::host_exec, C::scalar, A, X> st{ex};
+    std::vector<char> mem(msm::chunked_bytes<decltype(st), C::scalar, A, X>(st, s, ch));
+    gpu::cuda::carver cv(mem.data(), mem.size());
+    std::vector<X> windows(s.sums);
+    msm::chunked(st, s, ch, scalars.data(), points.data(), windows.data(), cv);
+    CHECK(msm::combine(windows.data(), s).to_affine() == want);
+  }
 }
 
 TEST_CASE("msm::split cuts n scalars into growing, non-empty chunks that cover them") {

@@ -16,7 +16,7 @@ namespace proofline::test {
 /// lets plan() choose the window; fixed_base precomputes the window
 /// multiples; chunks > 1 runs msm::chunked() over that many chunks of the
 /// scalars (chunks = 0: msm::chunk_count()'s choice for the size); level1:
-/// the level-1 kernel (its products; the host ignores register caps).
+/// the level-1 kernel (plain or lazy Fq2 products).
 template <class C, class G>
 zk::ec::jacobian<G> emulated_msm(const std::vector<zk::ec::affine<G>>& points,
                                  const std::vector<typename C::scalar>& scalars, unsigned c = 0,
