@@ -285,6 +285,24 @@ void check_ntt(unsigned log_n, std::mt19937_64& rng) {
 
 }  // namespace
 
+TEST_CASE("host carry chains share one flag a thread, as the device's chains do") {
+  // Two 64-bit additions on 32-bit words, their chains interleaved: a's low
+  // words carry, b's do not. With one flag (the device's condition code) a's
+  // high word receives b's carry, so a bug that interleaves two chains shows
+  // on the host as it would on the GPU.
+  mont32::host_chain a, b;
+  const uint32_t a_lo = a.add_cc(0xffffffffu, 1u);  // carry 1
+  const uint32_t b_lo = b.add_cc(1u, 1u);           // carry 0, overwriting a's
+  const uint32_t a_hi = a.addc(0u, 0u);
+  CHECK(a_lo == 0u);
+  CHECK(b_lo == 2u);
+  CHECK(a_hi == 0u);  // a chain of its own would have given 1
+  // issued back to back, the same steps give the exact sum
+  mont32::host_chain c;
+  c.add_cc(0xffffffffu, 1u);
+  CHECK(c.addc(0u, 0u) == 1u);
+}
+
 TEST_CASE("32-bit carry-chain Montgomery arithmetic equals the generic field code") {
   std::mt19937_64 rng(11);
   SUBCASE("BN254 Fq") { check_mont32<zk::bn254::fq>(rng); }

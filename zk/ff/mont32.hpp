@@ -12,7 +12,10 @@
 //              issued back to back (asm volatile keeps their order);
 //   host_chain (host):   the same steps with the flag in a variable, so the
 //              algorithm is tested on the host against the generic code
-//              (tests/cuda/cuda_host.test.cpp).
+//              (tests/cuda/cuda_host.test.cpp). As on the device, there is
+//              one flag a thread, shared by every chain object: steps of
+//              two chains interleaved corrupt each other's carries on the
+//              host too, so the host tests catch that ordering bug.
 //
 // Cost on sm_90, 2N = 8 words (BN254): 4 * 8^2 + 8 = 264 PTX multiply-adds
 // per product (CIOS, Koc et al. 1996, on 32-bit words), no carry emulation;
@@ -39,9 +42,9 @@
 
 namespace proofline::zk::ff::mont32 {
 
-/// Carry-chain steps on the host; `cf` is the carry (or borrow) flag.
+/// Carry-chain steps on the host. The carry (or borrow) flag is one per
+/// thread, like the device's condition code, not one per chain object.
 struct host_chain {
-  uint32_t cf = 0;
   uint32_t add_cc(uint32_t a, uint32_t b) { return put(uint64_t(a) + b); }
   uint32_t addc_cc(uint32_t a, uint32_t b) { return put(uint64_t(a) + b + cf); }
   uint32_t addc(uint32_t a, uint32_t b) { return a + b + cf; }
@@ -55,6 +58,7 @@ struct host_chain {
 
  private:
   static uint64_t hi(uint32_t a, uint32_t b) { return (uint64_t(a) * b) >> 32; }
+  static inline thread_local uint32_t cf = 0;
   uint32_t put(uint64_t s) {
     cf = uint32_t(s >> 32);
     return uint32_t(s);
