@@ -115,34 +115,27 @@ PL_HD void add(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   put<P::limbs>(r, d);
 }
 
-/// r = a - b, plus 2p when that borrowed: a, b < 2p, r < 2p.
-template <class Chain, class P>
+/// When sub() adds 2p to a - b.
+enum class plus_2p {
+  on_borrow,  ///< a - b < 0 only: r < 2p
+  always,     ///< r = a - b + 2p in (0, 4p), no selection
+};
+
+/// r = a - b + 2p (When = always) or a - b, plus 2p when that borrowed
+/// (on_borrow); a, b < 2p. Computed modulo 2^(32W): the difference may wrap
+/// (its borrow is dropped) and adding 2p wraps it back. 4p < 2^(32W).
+template <class Chain, class P, plus_2p When = plus_2p::on_borrow>
 PL_HD void sub(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   constexpr unsigned W = 2 * P::limbs;
   uint32_t d[W];
   Chain c;
   d[0] = c.sub_cc(word(a, 0), word(b, 0));
   PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(word(a, j), word(b, j));
-  const uint32_t mask = c.subc(0, 0);  // all ones on borrow
+  uint32_t mask = ~0u;
+  if constexpr (When == plus_2p::on_borrow) mask = c.subc(0, 0);  // all ones on borrow
   Chain e;
   d[0] = e.add_cc(d[0], mod2_word<P>(0) & mask);
   PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = e.addc_cc(d[j], mod2_word<P>(j) & mask);
-  put<P::limbs>(r, d);
-}
-
-/// r = a - b + 2p: a, b < 2p, so 0 < r < 4p < 2^(32W). Computed modulo
-/// 2^(32W): the difference may wrap (its borrow is dropped) and adding 2p
-/// wraps it back; no selection.
-template <class Chain, class P>
-PL_HD void sub_2p(uint64_t* r, const uint64_t* a, const uint64_t* b) {
-  constexpr unsigned W = 2 * P::limbs;
-  uint32_t d[W];
-  Chain c;
-  d[0] = c.sub_cc(word(a, 0), word(b, 0));
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(word(a, j), word(b, j));
-  Chain e;
-  d[0] = e.add_cc(d[0], mod2_word<P>(0));
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = e.addc_cc(d[j], mod2_word<P>(j));
   put<P::limbs>(r, d);
 }
 
@@ -181,7 +174,7 @@ struct lazy_arith {
   PL_HD static void dif(F& a, F& b, const F& w) {
     F s, d;
     lazy::add<lazy::chain, P>(s.l, a.l, b.l);
-    lazy::sub_2p<lazy::chain, P>(d.l, a.l, b.l);
+    lazy::sub<lazy::chain, P, lazy::plus_2p::always>(d.l, a.l, b.l);
     lazy::mul<lazy::chain, P>(b.l, d.l, w.l);
     a = s;
   }

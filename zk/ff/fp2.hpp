@@ -69,7 +69,7 @@ PL_HD void wide(uint32_t* t, const uint32_t* x, const uint32_t* y) {
 }
 
 /// r = T R^-1 mod p for T < p R (2W words): (T_lo + M p) / R by
-/// mul_pairs's reduction rows (M makes the low W words vanish; the
+/// mont32::reduce_row (M makes the low W words vanish; the
 /// quotient is at most p), plus T_hi (< p), minus p unless that borrows.
 template <class Chain, class P>
 PL_HD void redc(uint64_t* r, const uint32_t* T) {
@@ -85,35 +85,7 @@ PL_HD void redc(uint64_t* r, const uint32_t* T) {
   PL_UNROLL for (unsigned i = 0; i < W; ++i) {
     const uint32_t carry = (low_a | low_b) != 0;
     const uint32_t m = (A[0] + B[0] + carry) * inv;
-    {
-      Chain c;
-      c.add_cc(low_a, low_b);  // the carry of the cancelled words enters here
-      A[0] = c.madc_lo_cc(m, mont32::mod_word<P>(0), A[0]);
-      A[1] = c.madc_hi_cc(m, mont32::mod_word<P>(0), A[1]);
-      PL_UNROLL for (unsigned k = 2; k < W; k += 2) {
-        A[k] = c.madc_lo_cc(m, mont32::mod_word<P>(k), A[k]);
-        A[k + 1] = c.madc_hi_cc(m, mont32::mod_word<P>(k), A[k + 1]);
-      }
-      A[W] = c.addc_cc(A[W], 0);
-      A[W + 1] = c.addc(A[W + 1], 0);
-    }
-    {
-      Chain c;
-      B[1] = c.mad_lo_cc(m, mont32::mod_word<P>(1), B[1]);
-      B[2] = c.madc_hi_cc(m, mont32::mod_word<P>(1), B[2]);
-      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
-        B[k] = c.madc_lo_cc(m, mont32::mod_word<P>(k), B[k]);
-        B[k + 1] = c.madc_hi_cc(m, mont32::mod_word<P>(k), B[k + 1]);
-      }
-      B[W + 1] = c.addc(B[W + 1], 0);
-    }
-    low_a = A[0];
-    low_b = B[0];
-    PL_UNROLL for (unsigned j = 0; j <= W; ++j) {
-      A[j] = A[j + 1];
-      B[j] = B[j + 1];
-    }
-    A[W + 1] = B[W + 1] = 0;
+    mont32::reduce_row<Chain, P, true>(A, B, m, low_a, low_b);
   }
   uint32_t t[W], d[W];
   {

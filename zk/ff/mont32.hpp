@@ -216,6 +216,51 @@ PL_HD void sub(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) r[j] = (uint64_t(d[2 * j + 1]) << 32) | d[2 * j];
 }
 
+/// One reduction row of the paired-chain product: A += m p's products at
+/// even words of p (low and high halves), B += those at odd words, then
+/// both drop their low word (A[0] + B[0] is now 0 mod 2^32) into low_a,
+/// low_b and shift down one word. The carry of those dropped words (their
+/// sum is 0 or 2^32) joins the next row: FoldLow adds it at the head of A's
+/// chain here; otherwise the caller's next product row takes it.
+/// A and B have W + 2 words.
+template <class Chain, class P, bool FoldLow>
+PL_HD void reduce_row(uint32_t* A, uint32_t* B, uint32_t m, uint32_t& low_a, uint32_t& low_b) {
+  constexpr unsigned W = 2 * P::limbs;
+  {
+    Chain c;
+    if constexpr (FoldLow) {
+      c.add_cc(low_a, low_b);
+      A[0] = c.madc_lo_cc(m, mod_word<P>(0), A[0]);
+    } else {
+      A[0] = c.mad_lo_cc(m, mod_word<P>(0), A[0]);
+    }
+    A[1] = c.madc_hi_cc(m, mod_word<P>(0), A[1]);
+    PL_UNROLL for (unsigned k = 2; k < W; k += 2) {
+      A[k] = c.madc_lo_cc(m, mod_word<P>(k), A[k]);
+      A[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), A[k + 1]);
+    }
+    A[W] = c.addc_cc(A[W], 0);
+    A[W + 1] = c.addc(A[W + 1], 0);
+  }
+  {
+    Chain c;
+    B[1] = c.mad_lo_cc(m, mod_word<P>(1), B[1]);
+    B[2] = c.madc_hi_cc(m, mod_word<P>(1), B[2]);
+    PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
+      B[k] = c.madc_lo_cc(m, mod_word<P>(k), B[k]);
+      B[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), B[k + 1]);
+    }
+    B[W + 1] = c.addc(B[W + 1], 0);
+  }
+  low_a = A[0];
+  low_b = B[0];
+  PL_UNROLL for (unsigned j = 0; j <= W; ++j) {
+    A[j] = A[j + 1];
+    B[j] = B[j + 1];
+  }
+  A[W + 1] = B[W + 1] = 0;
+}
+
 /// The same product with the row of partial products split by the parity
 /// of a's words: a[2k] b[i] lands on words 2k, 2k+1 of accumulator A and
 /// a[2k+1] b[i] on words 2k+1, 2k+2 of accumulator B, so each chain adds
@@ -258,34 +303,7 @@ PL_HD void mul_pairs_unreduced(uint32_t* t, const uint64_t* a, const uint64_t* b
       B[W + 1] = c.addc(B[W + 1], 0);
     }
     const uint32_t m = (A[0] + B[0]) * inv;
-    {
-      Chain c;
-      A[0] = c.mad_lo_cc(m, mod_word<P>(0), A[0]);
-      A[1] = c.madc_hi_cc(m, mod_word<P>(0), A[1]);
-      PL_UNROLL for (unsigned k = 2; k < W; k += 2) {
-        A[k] = c.madc_lo_cc(m, mod_word<P>(k), A[k]);
-        A[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), A[k + 1]);
-      }
-      A[W] = c.addc_cc(A[W], 0);
-      A[W + 1] = c.addc(A[W + 1], 0);
-    }
-    {
-      Chain c;
-      B[1] = c.mad_lo_cc(m, mod_word<P>(1), B[1]);
-      B[2] = c.madc_hi_cc(m, mod_word<P>(1), B[2]);
-      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
-        B[k] = c.madc_lo_cc(m, mod_word<P>(k), B[k]);
-        B[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), B[k + 1]);
-      }
-      B[W + 1] = c.addc(B[W + 1], 0);
-    }
-    low_a = A[0];  // A[0] + B[0] = 0 mod 2^32 now
-    low_b = B[0];
-    PL_UNROLL for (unsigned j = 0; j <= W; ++j) {
-      A[j] = A[j + 1];
-      B[j] = B[j + 1];
-    }
-    A[W + 1] = B[W + 1] = 0;
+    reduce_row<Chain, P, false>(A, B, m, low_a, low_b);
   }
   Chain c;  // t = A + B + carry of the last cancelled low words (< 2p < 2^(32W))
   c.add_cc(low_a, low_b);
