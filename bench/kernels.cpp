@@ -150,6 +150,7 @@ void kernel_bench(const request& req, result& res) {
       const char* forced = std::getenv("PROOFLINE_BENCH_MSM_CHUNKS");
       const unsigned chunks = gpu::cuda::msm::chunk_count(n, forced ? unsigned(std::atoi(forced)) : 0u);
       if (chunks > 1) res.timer += ", scalars uploaded in " + std::to_string(chunks) + " chunks under compute";
+      res.window = gpu::cuda::msm::plan(n, C::fr::params::bits, req.window, req.fixed_base, chunks).c;
       res.ms = gpu::cuda::testing::time_msm(C::id, g2 ? 2 : 1, req.log_n, req.warmup, req.runs, req.device, req.seed,
                                             req.window, req.fixed_base, chunks);
     } else {
@@ -327,7 +328,7 @@ std::string result::json() const {
   j["max_ms"] = max_ms;
   j["throughput"] = throughput;
   j["unit"] = unit;
-  if (req.window) j["window"] = req.window;
+  if (window) j["window"] = window;
   if (req.backend == "cuda" && req.what != "ntt" && req.what != "ntt_coset") j["fixed_base"] = req.fixed_base;
   if (!ntt_kernel.empty()) {
     j["ntt_kernel"] = ntt_kernel;

@@ -54,6 +54,7 @@ struct result {
   std::string timer;      ///< "cuda events", "cuda events (spans)" or "steady clock"
   std::string device;     ///< the backend's description
   std::string ntt_kernel; ///< cuda NTTs: the kernel measured, spelled out (ntt::describe)
+  unsigned window = 0;    ///< cuda MSMs: the window measured (--window, else the planner's)
   /// prove: median milliseconds of each span (upload, ntt_a, ..., download),
   /// "device" (first NTT start to download end) and "wall" (prove() call).
   std::map<std::string, double> breakdown_ms;

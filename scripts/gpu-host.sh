@@ -133,9 +133,19 @@ run() {
       b msm-bls-g1 msm --curve bls12_381 --log-n 20
       [ "${CPU_BENCH:-1}" = 1 ] && b msm-g2-cpu msm_g2 --backend cpu --log-n 20 --runs 3 --warmup 1
       if [ "${WINDOWS:-1}" = 1 ]; then  # the planner's window choice against its neighbours
-        for c in 16 18; do b msm-20-c$c msm --log-n 20 --window $c --runs 5; done
-        for c in 21 23; do b msm-24-c$c msm --log-n 24 --window $c --runs 5; done
-        for c in 18 20; do b msm-g2-20-c$c msm_g2 --log-n 20 --window $c --runs 5; done
+        # planned WHAT LOG_N: the window the last JSON line of that MSM reports (the planner's)
+        planned() {
+          python3 -c 'import json,sys
+w = [r.get("window", 0) for r in map(json.loads, open(sys.argv[1])) if r["what"] == sys.argv[2] and r["log_n"] == int(sys.argv[3])]
+print(w[-1] if w else 0)' "$json" "$1" "$2"
+        }
+        local what n c
+        for what_n in msm:20 msm:24 msm_g2:20; do
+          what=${what_n%:*} n=${what_n#*:}
+          c=$(planned "$what" "$n")
+          [ "$c" -gt 2 ] || continue
+          for d in $((c - 1)) $((c + 1)); do b "$what-$n-c$d" "$what" --log-n "$n" --window "$d" --runs 5; done
+        done
       fi
     fi
     for v in "$bin"/proofline-bench-*; do  # variant builds (e.g. another PROOFLINE_FF_DEVICE_MUL)
