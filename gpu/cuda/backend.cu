@@ -143,9 +143,18 @@ enum mark : unsigned {
 constexpr const char* span_names[] = {"ntt_a", "ntt_b", "ntt_c", "h", "msm_a",
                                       "msm_b1", "msm_b2", "msm_c", "msm_h", "download"};
 
+/// The five MSMs of a partition, in the order their bucket passes run.
+enum msm_index : unsigned { msm_a, msm_b1, msm_b2, msm_c, msm_h, msm_count };
+
 /// One prove() in flight.
 struct lane {
   stream s{stream::high};  ///< partitions come before table builds (build_stream_)
+  /// Window reductions (MSM step 6): a long chain of dependent additions on
+  /// few threads, latency-bound, so each MSM's runs here while the next
+  /// MSM's bucket pass fills the GPU on s.
+  stream r{stream::high};
+  event bucketed[msm_count];  ///< on s: MSM k's buckets are complete
+  event reduced[msm_count];   ///< on r: MSM k's window sums are complete, its buckets free
   event marks[m_count];
   event calib;            ///< clock reference, recorded while the lane is idle
   double calib_us = 0;    ///< steady clock at calib
@@ -168,13 +177,18 @@ struct layout {
   scalar* w = nullptr;
   fr *a = nullptr, *b = nullptr, *c = nullptr;
   msm::digits digits;
-  void* temp = nullptr;
+  void* temp = nullptr;  ///< scalar digests and bucket passes, on the lane's stream s
   std::size_t temp_bytes = 0;
+  void* reduce_temp = nullptr;  ///< window reductions, one after another on stream r
+  std::size_t reduce_bytes = 0;
+  /// Two bucket arrays, taken in turn by the MSMs: MSM k's reduction on r
+  /// reads one while MSM k+1's bucket pass fills the other on s.
+  void* buckets[2] = {nullptr, nullptr};
   x1 *win_a = nullptr, *win_b1 = nullptr, *win_c = nullptr, *win_h = nullptr;
   x2* win_b2 = nullptr;
 
   void carve(carver& cv, const msm::shape& sw, const msm::shape& sc, const msm::shape& sh,
-             std::size_t temp_need) {
+             std::size_t temp_need, std::size_t reduce_need) {
     w = cv.take<scalar>(sw.n);
     a = cv.take<fr>(sh.n);
     b = cv.take<fr>(sh.n);
@@ -185,6 +199,11 @@ struct layout {
     digits = msm::carve_digits(cv, *big);
     temp = cv.take_bytes(temp_need);
     temp_bytes = temp_need;
+    reduce_temp = cv.take_bytes(reduce_need);
+    reduce_bytes = reduce_need;
+    const std::size_t bucket_bytes = std::max(
+        {sizeof(x1) * sw.buckets, sizeof(x2) * sw.buckets, sizeof(x1) * sc.buckets, sizeof(x1) * sh.buckets});
+    for (auto& b : buckets) b = cv.take_bytes(bucket_bytes);
     win_a = cv.take<x1>(sw.sums);
     win_b1 = cv.take<x1>(sw.sums);
     win_c = cv.take<x1>(sc.sums);
@@ -205,21 +224,34 @@ struct layout {
   }
 };
 
-/// Scratch of one partition in a lane for a key's shapes: the layout plus
-/// the MSM steps' temporary space (returned in *temp).
+/// The MSM steps' temporary space of a key's shapes: `temp` for the digests
+/// and bucket passes, `reduce` for the window reductions.
+struct scratch_needs {
+  std::size_t temp = 0, reduce = 0;
+};
+
 template <class C>
-std::size_t scratch_bytes(const key_shapes& ks, std::size_t* temp = nullptr) {
+scratch_needs scratch_needs_of(const key_shapes& ks) {
   using g1 = typename C::g1_group;
   using g2 = typename C::g2_group;
   using scalar = typename C::scalar;
-  const std::size_t temp_need = std::max(
-      {msm_prepare_bytes<scalar>(ks.w), msm_prepare_bytes<scalar>(ks.c), msm_prepare_bytes<scalar>(ks.h),
-       msm_accumulate_bytes<g1>(ks.w), msm_accumulate_bytes<g2>(ks.w), msm_accumulate_bytes<g1>(ks.c),
-       msm_accumulate_bytes<g1>(ks.h)});
-  if (temp) *temp = temp_need;
+  scratch_needs n;
+  n.temp = std::max({msm_prepare_bytes<scalar>(ks.w), msm_prepare_bytes<scalar>(ks.c),
+                     msm_prepare_bytes<scalar>(ks.h), msm_buckets_bytes<g1>(ks.w), msm_buckets_bytes<g2>(ks.w),
+                     msm_buckets_bytes<g1>(ks.c), msm_buckets_bytes<g1>(ks.h)});
+  n.reduce = std::max({msm_reduce_bytes<g1>(ks.w), msm_reduce_bytes<g2>(ks.w), msm_reduce_bytes<g1>(ks.c),
+                       msm_reduce_bytes<g1>(ks.h)});
+  return n;
+}
+
+/// Scratch of one partition in a lane for a key's shapes: the layout, the
+/// MSMs' buckets and their steps' temporary space.
+template <class C>
+std::size_t scratch_bytes(const key_shapes& ks) {
+  const scratch_needs n = scratch_needs_of<C>(ks);
   layout<C> lay;
   carver count;
-  lay.carve(count, ks.w, ks.c, ks.h, temp_need);
+  lay.carve(count, ks.w, ks.c, ks.h, n.temp, n.reduce);
   return count.used();
 }
 
@@ -804,12 +836,12 @@ class cuda_backend final : public backend {
 
     const key_shapes ks(info, fr::params::bits, pts->fixed_base);
     const msm::shape &sw = ks.w, &sc = ks.c, &sh = ks.h;
-    std::size_t temp_need = 0;
+    const scratch_needs needs = scratch_needs_of<C>(ks);
     layout<C> lay;
     {
-      ensure_scratch(l, scratch_bytes<C>(ks, &temp_need));
+      ensure_scratch(l, scratch_bytes<C>(ks));
       carver cv(l.scratch.get(), l.scratch.bytes());
-      lay.carve(cv, sw, sc, sh, temp_need);
+      lay.carve(cv, sw, sc, sh, needs.temp, needs.reduce);
     }
     if (l.results.size() < lay.window_bytes()) l.results = pinned_buffer<unsigned char>(lay.window_bytes());
 
@@ -834,18 +866,36 @@ class cuda_backend final : public backend {
       auto* h = reinterpret_cast<scalar*>(lay.a);  // h overwrites the coset values of a
       h_values(info.domain_size, lay.a, lay.b, lay.c, h, s);
       l.marks[m_h].record(s);
+      // Each MSM: its bucket pass on s into bucket array k % 2 (once MSM
+      // k-2's reduction has read it), then its window reduction on r,
+      // overlapping MSM k+1's bucket pass. The spans msm_a .. msm_c time
+      // the bucket passes; msm_h also waits for the reductions still running.
+      const cudaStream_t r = l.r.get();
+      const auto run_msm = [&](const msm::shape& shp, const auto* points, auto* windows, msm_index k) {
+        using X = std::remove_pointer_t<decltype(windows)>;
+        using G = typename X::group;
+        auto* buckets = static_cast<X*>(lay.buckets[k % 2]);
+        if (k >= 2) CUDA_OK(cudaStreamWaitEvent(s, l.reduced[k - 2].get(), 0));
+        CUDA_OK(cudaMemsetAsync(buckets, 0, sizeof(X) * shp.buckets, s));  // all at infinity
+        msm_buckets<G>(shp, lay.digits, points, buckets, false, lay.temp, lay.temp_bytes, s);
+        l.bucketed[k].record(s);
+        CUDA_OK(cudaStreamWaitEvent(r, l.bucketed[k].get(), 0));
+        msm_reduce<G>(shp, buckets, windows, lay.reduce_temp, lay.reduce_bytes, r);
+        l.reduced[k].record(r);
+      };
       msm_prepare(sw, lay.w, lay.digits, lay.temp, lay.temp_bytes, s);
-      msm_accumulate<g1>(sw, lay.digits, pts->a.get(), lay.win_a, lay.temp, lay.temp_bytes, s);
+      run_msm(sw, pts->a.get(), lay.win_a, msm_a);
       l.marks[m_msm_a].record(s);
-      msm_accumulate<g1>(sw, lay.digits, pts->b1.get(), lay.win_b1, lay.temp, lay.temp_bytes, s);
+      run_msm(sw, pts->b1.get(), lay.win_b1, msm_b1);
       l.marks[m_msm_b1].record(s);
-      msm_accumulate<g2>(sw, lay.digits, pts->b2.get(), lay.win_b2, lay.temp, lay.temp_bytes, s);
+      run_msm(sw, pts->b2.get(), lay.win_b2, msm_b2);
       l.marks[m_msm_b2].record(s);
       msm_prepare(sc, lay.w + info.n_public + 1, lay.digits, lay.temp, lay.temp_bytes, s);
-      msm_accumulate<g1>(sc, lay.digits, pts->c.get(), lay.win_c, lay.temp, lay.temp_bytes, s);
+      run_msm(sc, pts->c.get(), lay.win_c, msm_c);
       l.marks[m_msm_c].record(s);
       msm_prepare(sh, h, lay.digits, lay.temp, lay.temp_bytes, s);
-      msm_accumulate<g1>(sh, lay.digits, pts->h.get(), lay.win_h, lay.temp, lay.temp_bytes, s);
+      run_msm(sh, pts->h.get(), lay.win_h, msm_h);
+      CUDA_OK(cudaStreamWaitEvent(s, l.reduced[msm_h].get(), 0));  // r runs in order: every reduction is done
       l.marks[m_msm_h].record(s);
       CUDA_OK(cudaMemcpyAsync(l.results.get(), lay.win_a, lay.window_bytes(), cudaMemcpyDeviceToHost, s));
       l.marks[m_download].record(s);
