@@ -50,6 +50,14 @@
 //              additions, and Horner's rule (log2 L doublings a level) puts
 //              the levels together. About 2.3 full additions per bucket, no
 //              thread adds more than 32 in a row.
+//              With reduce_kernel::block (PROOFLINE_MSM_REDUCE=block) a block
+//              of L threads (up to 256) takes a segment of L buckets: tot_j
+//              is the sum of the segment's suffix sums, so a suffix scan and
+//              a tree sum in shared memory give run_j and tot_j in 2 log2 L
+//              dependent additions instead of 2L, and the levels shrink the
+//              problem by L at a time. More additions (about log2 L + 1 a
+//              bucket), a shorter chain: a G1 reduction of 2^16 buckets
+//              waits for about 70 additions in a row instead of about 180.
 //  7. combine  (host) the W window sums by Horner's rule: c doublings each.
 //
 // Chunked scalars (chunked()): steps 1-5 run once per chunk of the scalars,
@@ -144,6 +152,42 @@ inline level1_kernel default_level1() {
   return c.k;
 }
 
+/// How step 6 reduces the buckets to window sums: `serial` (a thread a
+/// segment of reduce_seg buckets, running sums) or `block` (a block a
+/// segment of up to 256 buckets, scan and tree sum in shared memory).
+enum class reduce_kernel { serial, block };
+
+/// "serial" or "block"; throws std::invalid_argument naming the problem.
+inline reduce_kernel parse_reduce(const std::string& spec) {
+  if (spec == "serial") return reduce_kernel::serial;
+  if (spec == "block") return reduce_kernel::block;
+  throw std::invalid_argument("msm reduction '" + spec + "': expected serial or block");
+}
+
+/// The reduction MSMs use unless told otherwise: PROOFLINE_MSM_REDUCE when
+/// set, else serial. Read once; a bad value throws std::invalid_argument at
+/// every use, naming the variable.
+inline reduce_kernel default_reduce() {
+  struct choice {
+    reduce_kernel k = reduce_kernel::serial;
+    std::string error;
+  };
+  static const choice c = [] {
+    choice r;
+    const char* v = std::getenv("PROOFLINE_MSM_REDUCE");
+    if (v && *v) {
+      try {
+        r.k = parse_reduce(v);
+      } catch (const std::invalid_argument& e) {
+        r.error = std::string("PROOFLINE_MSM_REDUCE: ") + e.what();
+      }
+    }
+    return r;
+  }();
+  if (!c.error.empty()) throw std::invalid_argument(c.error);
+  return c.k;
+}
+
 /// The shape of one MSM: window, buckets, chunking and reduction sizes.
 struct shape {
   std::size_t n = 0;          ///< points and scalars
@@ -169,6 +213,7 @@ struct shape {
   std::size_t offset = 0;
   std::size_t table_n = 0;
   level1_kernel level1;  ///< how step 3 runs on the device (default_level1() by plan())
+  reduce_kernel reduce = reduce_kernel::serial;  ///< how step 6 runs (default_reduce() by plan())
 };
 
 /// Buckets a reduction thread takes (step 6) and the most the last level may hold.
@@ -197,6 +242,7 @@ inline shape plan(std::size_t n, unsigned bits, unsigned c = 0, bool fixed_base 
   s.n = n;
   s.table_n = n;
   s.level1 = default_level1();
+  s.reduce = default_reduce();
   s.bits = bits;
   s.fixed_base = fixed_base;
   if (c == 0) {
@@ -586,6 +632,83 @@ struct horner_fn {
   }
 };
 
+/// Log2 of the segment a block of the block reduction takes for points X:
+/// up to 256 points, two copies of the segment within 64 KiB of shared memory.
+template <class X>
+constexpr unsigned reduce_block_log() {
+  unsigned lg = 8;
+  while (lg > 1 && (std::size_t(2) << lg) * sizeof(X) > (std::size_t(64) << 10)) --lg;
+  return lg;
+}
+
+/// Levels of the block reduction at most (2^31 buckets in segments of 2^4).
+constexpr unsigned reduce_block_levels = 8;
+
+/// Block t = (window w, segment j) of a level with m points a window, in
+/// segments of L = 2^lg points, a thread a point: as segment_fn,
+/// tot[t] = sum_{k<L} (k+1) x[w][jL+k] and y[w][j-1] = sum_{k<L} x[w][jL+k]
+/// (y[w][T-1] = infinity), T = m / L. The suffix sums u_k = sum_{i>=k} x_i
+/// come from a scan (lg steps, two shared copies in turn: each step reads
+/// one and writes the other), u_0 is the plain sum, and tot is the sum of
+/// the u_k (a tree, lg steps): sum_k u_k = sum_i (i+1) x_i.
+template <class X>
+struct segment_block_fn {
+  const X* x;
+  std::size_t m, T;
+  unsigned lg;
+  X* tot;
+  X* y;
+
+  template <class Ctx>
+  PL_HD void operator()(std::size_t t, const Ctx& ctx) const {
+    const unsigned L = 1u << lg;
+    const std::size_t w = t / T, j = t % T;
+    const X* b = x + w * m + j * L;
+    X* buf[2] = {ctx.template shared<X>(), ctx.template shared<X>() + L};
+    ctx.threads(L, [&](unsigned i) { buf[0][i] = load(b + i); });
+    ctx.sync();
+    unsigned p = 0;
+    for (unsigned d = 1; d < L; d <<= 1, p ^= 1) {
+      const X* in = buf[p];
+      X* out = buf[p ^ 1];
+      ctx.threads(L, [&](unsigned i) { out[i] = i + d < L ? in[i] + in[i + d] : in[i]; });
+      ctx.sync();
+    }
+    X* u = buf[p];
+    ctx.threads(1, [&](unsigned) {
+      if (j > 0)
+        y[t - 1] = u[0];
+      else
+        y[w * T + T - 1] = X::infinity();
+    });
+    ctx.sync();  // u[0] is read before the tree adds into it
+    for (unsigned d = L / 2; d > 0; d >>= 1) {
+      ctx.threads(d, [&](unsigned i) { u[i] = u[i] + u[i + d]; });  // reads u[i + d], d <= i + d < 2d: not written here
+      ctx.sync();
+    }
+    ctx.threads(1, [&](unsigned) { tot[t] = u[0]; });
+  }
+};
+
+/// windows[w] = S_0 + 2^lg_0 (S_1 + 2^lg_1 (... + 2^lg_(n-2) S_(n-1))),
+/// S_i = sums[i][w]: the levels of the block reduction put together.
+template <class X>
+struct horner_block_fn {
+  const X* sums;  ///< [levels][W]
+  unsigned levels, windows;
+  unsigned char lgs[reduce_block_levels];
+  X* out;
+
+  PL_HD void operator()(std::size_t w) const {
+    X acc = load(sums + std::size_t(levels - 1) * windows + w);
+    for (unsigned i = levels - 1; i-- > 0;) {
+      for (unsigned d = 0; d < lgs[i]; ++d) acc = acc.dbl();
+      acc = acc + load(sums + std::size_t(i) * windows + w);
+    }
+    out[w] = acc;
+  }
+};
+
 // ---- the pipeline ------------------------------------------------------------
 
 /// Sorted digits of one scalar vector: reused by every MSM over those scalars.
@@ -664,10 +787,63 @@ void bucket_pass(const Exec& ex, const shape& s, const digits& d, const A* point
   ex.for_each(s.partials_max[s.levels - 1], runsum_fn<X>{in_keys, in_parts, in_count, buckets, add});
 }
 
-/// Step 6: the s.sums window sums of the buckets of shape s into windows[0
-/// .. s.sums); scratch from `temp` as for prepare().
+/// The tree sums of step 6: in[w][0 .. m) summed into out[w] by fan-in
+/// reduce_fan_in launches, ping-ponging between part[0] and part[1].
 template <class Exec, class X>
-void reduce(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
+void sum_levels(const Exec& ex, std::size_t W, const X* in, std::size_t m, X* const part[2], X* out) {
+  unsigned flip = 0;
+  do {
+    const std::size_t out_m = (m + reduce_fan_in - 1) / reduce_fan_in;
+    X* dst = out_m == 1 ? out : part[flip];
+    ex.for_each(W * out_m, sum_fn<X>{in, m, out_m, dst});
+    in = dst;
+    m = out_m;
+    flip ^= 1;
+  } while (m > 1);
+}
+
+/// Step 6 with reduce_kernel::block (segment_block_fn).
+template <class Exec, class X>
+void reduce_block(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
+  const std::size_t W = s.sums;
+  constexpr unsigned lg_max = reduce_block_log<X>();
+  horner_block_fn<X> h{nullptr, 0, unsigned(W), {}, windows};
+  for (std::size_t m = s.half; m > 1;) {
+    unsigned lg = 0;
+    while (lg < lg_max && (std::size_t(2) << lg) <= m) ++lg;
+    if (h.levels == reduce_block_levels) throw std::length_error("msm: too many reduction levels");
+    h.lgs[h.levels++] = static_cast<unsigned char>(lg);
+    m >>= lg;
+  }
+  if (h.levels == 0) {  // one bucket: its sum is the window sum
+    h.lgs[h.levels++] = 0;
+  }
+  const std::size_t seg0 = std::max<std::size_t>(s.half >> h.lgs[0], 1);
+  X* tot = temp.take<X>(W * seg0);
+  X* ys[2] = {temp.take<X>(W * seg0), temp.take<X>(W * seg0)};
+  const std::size_t sum0 = (seg0 + reduce_fan_in - 1) / reduce_fan_in;
+  X* part_sums[2] = {temp.take<X>(W * sum0), temp.take<X>(W * sum0)};
+  X* level_sums = temp.take<X>(W * h.levels);
+  if (temp.counting()) return;
+
+  const X* x = buckets;
+  std::size_t m = s.half;
+  for (unsigned lv = 0; lv < h.levels; ++lv) {
+    const unsigned L = 1u << h.lgs[lv];
+    const std::size_t T = m / L;
+    X* y = ys[lv % 2];
+    ex.for_each_block(W * T, L, 2 * std::size_t(L) * sizeof(X), segment_block_fn<X>{x, m, T, h.lgs[lv], tot, y});
+    sum_levels(ex, W, tot, T, part_sums, level_sums + std::size_t(lv) * W);
+    x = y;
+    m = T;
+  }
+  h.sums = level_sums;
+  ex.for_each(W, h);
+}
+
+/// Step 6 with reduce_kernel::serial, the levels of segment_fn.
+template <class Exec, class X>
+void reduce_serial(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
   const std::size_t W = s.sums;  // bucket sets to reduce
   const std::size_t seg0 = std::max<std::size_t>(s.half / reduce_seg, 1);  // segments of level 0
   X* tot = temp.take<X>(W * seg0);
@@ -685,22 +861,22 @@ void reduce(const Exec& ex, const shape& s, const X* buckets, X* windows, carver
     const std::size_t T = m / reduce_seg;
     X* y = ys[lv % 2];
     ex.for_each(W * T, segment_fn<X>{x, m, T, tot, y});
-    const X* in = tot;
-    std::size_t in_m = T;
-    unsigned flip = 0;
-    do {
-      const std::size_t out_m = (in_m + reduce_fan_in - 1) / reduce_fan_in;
-      X* out = out_m == 1 ? level_sums + std::size_t(lv) * W : part_sums[flip];
-      ex.for_each(W * out_m, sum_fn<X>{in, in_m, out_m, out});
-      in = out;
-      in_m = out_m;
-      flip ^= 1;
-    } while (in_m > 1);
+    sum_levels(ex, W, tot, T, part_sums, level_sums + std::size_t(lv) * W);
     x = y;
     m = T;
   }
   ex.for_each(W, weighted_fn<X>{x, m, s.reduce_levels ? top : windows});
   if (s.reduce_levels) ex.for_each(W, horner_fn<X>{top, level_sums, s.reduce_levels, unsigned(W), windows});
+}
+
+/// Step 6: the s.sums window sums of the buckets of shape s into windows[0
+/// .. s.sums), by s.reduce; scratch from `temp` as for prepare().
+template <class Exec, class X>
+void reduce(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
+  if (s.reduce == reduce_kernel::block)
+    reduce_block(ex, s, buckets, windows, temp);
+  else
+    reduce_serial(ex, s, buckets, windows, temp);
 }
 
 /// Steps 3-6: the s.sums window sums of sum_i s_i P_i into windows[0 ..

@@ -405,6 +405,46 @@ TEST_CASE("an MSM whose scalars are cut into chunks equals the unchunked one and
   }
 }
 
+template <class C, class G>
+void check_block_reduce(std::mt19937_64& rng) {
+  namespace msm = gpu::cuda::msm;
+  using test::scalar_mix;
+  for (std::size_t n : {std::size_t(1), std::size_t(37), std::size_t(300)})
+    for (unsigned c : {2u, 3u, 6u, 10u, 13u})
+      for (bool fixed : {false, true})
+        for (unsigned chunks : {1u, 3u}) {
+          if (fixed && chunks > 1) continue;
+          CAPTURE(n);
+          CAPTURE(c);
+          CAPTURE(fixed);
+          CAPTURE(chunks);
+          auto p = test::make_points<C, G>(n, rng);
+          auto sc = test::make_scalars<C>(n, c % 2 ? scalar_mix::uniform : scalar_mix::skewed, rng);
+          const auto want = gpu::cpu::msm<G, C::fr::N>(p.data(), sc.data(), n, pool()).to_affine();
+          CHECK(test::emulated_msm<C, G>(p, sc, c, fixed, chunks, msm::default_level1(), msm::reduce_kernel::block)
+                    .to_affine() == want);
+        }
+}
+
+TEST_CASE("the block window reduction gives the CPU backend's sums") {
+  namespace msm = gpu::cuda::msm;
+  CHECK(msm::parse_reduce("serial") == msm::reduce_kernel::serial);
+  CHECK(msm::parse_reduce("block") == msm::reduce_kernel::block);
+  for (const char* bad : {"", "Block", "blocks", "serial:block"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(msm::parse_reduce(bad), std::invalid_argument);
+  }
+  // segments of up to 256 points, two shared copies within 64 KiB
+  CHECK(msm::reduce_block_log<zk::ec::xyzz<zk::bn254::g1_group>>() == 8);
+  CHECK(msm::reduce_block_log<zk::ec::xyzz<zk::bn254::g2_group>>() == 7);
+  CHECK(msm::reduce_block_log<zk::ec::xyzz<zk::bls12_381::g2_group>>() == 6);
+  std::mt19937_64 rng(31);
+  SUBCASE("BN254 G1") { check_block_reduce<zk::bn254, zk::bn254::g1_group>(rng); }
+  SUBCASE("BN254 G2") { check_block_reduce<zk::bn254, zk::bn254::g2_group>(rng); }
+  SUBCASE("BLS12-381 G1") { check_block_reduce<zk::bls12_381, zk::bls12_381::g1_group>(rng); }
+  SUBCASE("BLS12-381 G2") { check_block_reduce<zk::bls12_381, zk::bls12_381::g2_group>(rng); }
+}
+
 TEST_CASE("the level-1 kernel: spellings, and both kernels give the CPU backend's sum") {
   namespace msm = gpu::cuda::msm;
   using C = zk::bn254;
