@@ -166,6 +166,7 @@ struct lane {
   stream r{reduce_stream_priority()};
   event bucketed[msm_count];  ///< on s: MSM k's buckets are complete
   event reduced[msm_count];   ///< on r: MSM k's window sums are complete, its buckets free
+  event r_tail;               ///< on r: everything enqueued there so far
   event marks[m_count];
   event calib;            ///< clock reference, recorded while the lane is idle
   double calib_us = 0;    ///< steady clock at calib
@@ -856,6 +857,10 @@ class cuda_backend final : public backend {
     }
     if (l.results.size() < lay.window_bytes()) l.results = pinned_buffer<unsigned char>(lay.window_bytes());
 
+    // Nothing an earlier partition of this lane left on r (a call that threw
+    // before its end) may still use the scratch this one is about to fill.
+    l.r_tail.record(l.r.get());
+    CUDA_OK(cudaStreamWaitEvent(s, l.r_tail.get(), 0));
     calibrate(l);
     l.marks[m_upload_start].record(s);
     upload(l, lay.w, part.witness.data(), part.witness.bytes(), part.witness.origin().pinned, s);
