@@ -114,7 +114,7 @@ constexpr const char* ntt_kernels[] = {
     "fused:t11:c0:r2:b256",      "fused:t12:c0:r2:b512",    "fused:t4:c1:r1:b4",
     "fused:t5:c2:r3",            "fused:t10:c1:r2:b128:l1", "fused:t10:c1:r2:b128:u1",
     "fused:t10:c1:r2:b128:l1:u1", "fused:t11:c1:r2:b256:l1:u1", "fused:t6:c0:r2:b8:u1",
-    "fused:t4:c1:r2:b4:l1:u1"};
+    "fused:t4:c1:r2:b4:l1:u1",   "fused:t10:c1:r2:b128:l1:u1:s9", "fused:t6:c1:r2:b8:l1:u1:s3"};
 
 template <class F>
 void check_ntt(unsigned log_n) {

@@ -252,7 +252,10 @@ constexpr const char* ntt_kernels[] = {"registers",
                                        "fused:t5:c2:r2:u1",
                                        "fused:t6:c0:r2:b8:u1",
                                        "fused:t12:c0:r2:l1",
-                                       "fused:t3:c0:r2:b2:l1:u1"};
+                                       "fused:t3:c0:r2:b2:l1:u1",
+                                       "fused:t10:c1:r2:b128:l1:u1:s9",
+                                       "fused:t6:c1:r2:b8:l1:u1:s3",
+                                       "fused:t5:c0:r2:s4"};
 
 template <class F>
 void check_ntt(unsigned log_n, std::mt19937_64& rng) {
@@ -611,9 +614,16 @@ TEST_CASE("NTT kernel names parse, print back, and bad ones are refused") {
   CHECK(ntt::describe(lu) == "fused:t10:c1:r2:b128:l1:u1");
   CHECK(ntt::describe(ntt::parse_kernel("fused:l1:u0")) == "fused:t10:c1:r2:b128:l1");
   CHECK(ntt::describe(ntt::parse_kernel("fused:u1")) == "fused:t10:c1:r2:b128:u1");
+  const ntt::kernel sm = ntt::parse_kernel("fused:l1:u1:s9");
+  CHECK(ntt::describe(sm) == "fused:t10:c1:r2:b128:l1:u1:s9");
+  CHECK(ntt::tile_log_for(sm, 20) == 9);
+  CHECK(ntt::tile_log_for(sm, ntt::small_tile_max_log) == 9);
+  CHECK(ntt::tile_log_for(sm, ntt::small_tile_max_log + 1) == 10);
+  CHECK(ntt::tile_log_for(lu, 20) == 10);
+  CHECK(ntt::describe(ntt::parse_kernel("fused:s0")) == "fused:t10:c1:r2:b128");
   for (const char* bad : {"", "fast", "tiled:t10", "fused:", "fused:t13", "fused:t10:c10", "fused:r4", "fused:r0",
                           "fused:b100", "fused:x3", "fused:t", "fused:t1x", "fused:l2", "fused:u10", "tiled:l1",
-                          "fused:r3:l1", "fused:r1:u1"}) {
+                          "fused:r3:l1", "fused:r1:u1", "fused:s1", "fused:s13", "fused:c2:s2", "fused:s"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(ntt::parse_kernel(bad), std::invalid_argument);
   }
