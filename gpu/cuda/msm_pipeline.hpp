@@ -84,6 +84,7 @@
 #include <string>
 #include <type_traits>
 
+#include "gpu/cuda/env_setting.hpp"
 #include "gpu/cuda/exec.hpp"
 #include "zk/common/hd.hpp"
 #include "zk/ec/point.hpp"
@@ -123,25 +124,8 @@ inline std::string describe(const level1_kernel& k) {
 /// for G2, the fastest measured: docs/BENCHMARKS.md). Read once; a
 /// bad value throws std::invalid_argument at every use, naming the variable.
 inline level1_kernel default_level1() {
-  struct choice {
-    level1_kernel k;
-    std::string error;
-  };
-  static const choice c = [] {
-    choice r;
-    r.k.lazy = true;
-    const char* v = std::getenv("PROOFLINE_MSM_KERNEL");
-    if (v && *v) {
-      try {
-        r.k = parse_level1(v);
-      } catch (const std::invalid_argument& e) {
-        r.error = std::string("PROOFLINE_MSM_KERNEL: ") + e.what();
-      }
-    }
-    return r;
-  }();
-  if (!c.error.empty()) throw std::invalid_argument(c.error);
-  return c.k;
+  static const env_setting<level1_kernel> choice("PROOFLINE_MSM_KERNEL", level1_kernel{true}, parse_level1);
+  return choice.get();
 }
 
 /// The shape of one MSM: window, buckets, chunking and reduction sizes.

@@ -64,6 +64,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/cuda/env_setting.hpp"
 #include "gpu/cuda/exec.hpp"
 #include "gpu/cuda/ntt_lazy.hpp"
 #include "zk/common/hd.hpp"
@@ -484,26 +485,13 @@ inline kernel parse_kernel(const std::string& spec) {
 /// (the fastest measured: docs/BENCHMARKS.md). Read once; a bad value
 /// throws std::invalid_argument at every use, naming the variable.
 inline const kernel& default_kernel() {
-  struct choice {
+  static const env_setting<kernel> choice("PROOFLINE_NTT_KERNEL", [] {
     kernel k;
-    std::string error;
-  };
-  static const choice c = [] {
-    choice r;
-    r.k.lazy = true;
-    r.k.unit = true;
-    const char* v = std::getenv("PROOFLINE_NTT_KERNEL");
-    if (v && *v) {
-      try {
-        r.k = parse_kernel(v);
-      } catch (const std::invalid_argument& e) {
-        r.error = std::string("PROOFLINE_NTT_KERNEL: ") + e.what();
-      }
-    }
-    return r;
-  }();
-  if (!c.error.empty()) throw std::invalid_argument(c.error);
-  return c.k;
+    k.lazy = true;
+    k.unit = true;
+    return k;
+  }(), parse_kernel);
+  return choice.get();
 }
 
 /// One fused pass of k stages through shared memory. The tile is 2^k rows
