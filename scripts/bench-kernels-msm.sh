@@ -33,25 +33,12 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=lib/bench.sh
 source "$root/scripts/lib/bench.sh"
 
-carry=${1:?usage: bench-kernels-msm.sh CARRY_DIR (bin/ and lib/ of scripts/gpu-bundle.sh)}
-out=${OUT:-$PWD/bench-kernels-msm-out}
+bench_kernels_setup bench-kernels-msm "${1:?usage: bench-kernels-msm.sh CARRY_DIR (bin/ and lib/ of scripts/gpu-bundle.sh)}"
 runs=${RUNS:-10}
 g2_kernels=${G2_KERNELS:-"xyzz xyzz:lazy"}
 bn_g1_kernels=${BN_G1_KERNELS:-"xyzz"}
 bls_g1_kernels=${BLS_G1_KERNELS:-"xyzz"}
 bls_g2_kernels=${BLS_G2_KERNELS:-"xyzz xyzz:lazy"}
-export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-bench="$carry/bin/proofline-bench"
-gtest="$carry/bin/cuda_gpu_test"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$out" "$work/logs"
-summary="$work/summary.txt"
-: > "$summary"
-bench_header bench-kernels-msm "$carry" "$summary"
-failed=0
-
-note() { echo "$*" | tee -a "$summary"; }
 
 # ---- 1. correctness ----------------------------------------------------------
 if [ "${SKIP_TESTS:-0}" != 1 ]; then

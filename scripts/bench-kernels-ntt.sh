@@ -30,23 +30,10 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=lib/bench.sh
 source "$root/scripts/lib/bench.sh"
 
-carry=${1:?usage: bench-kernels-ntt.sh CARRY_DIR (bin/ and lib/ of scripts/gpu-bundle.sh)}
-out=${OUT:-$PWD/bench-kernels-ntt-out}
+bench_kernels_setup bench-kernels-ntt "${1:?usage: bench-kernels-ntt.sh CARRY_DIR (bin/ and lib/ of scripts/gpu-bundle.sh)}"
 runs=${RUNS:-20}
 kernels=${KERNELS:-"fused:t11:c1:r2:b256 fused:t10:c1:r2:b128 fused:t10:c1:r3:b128 fused:t10:c1:r1:b256 fused:t11:c1:r1:b256 fused:t11:c0:r2:b256 fused:t12:c0:r2:b512"}
-export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-bench="$carry/bin/proofline-bench"
-gtest="$carry/bin/cuda_gpu_test"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-mkdir -p "$out" "$work/logs"
-summary="$work/summary.txt"
-: > "$summary"
-bench_header bench-kernels-ntt "$carry" "$summary"
 read -r -a shapes <<< "$kernels"
-failed=0
-
-note() { echo "$*" | tee -a "$summary"; }
 
 # ---- 1. correctness ----------------------------------------------------------
 if [ "${SKIP_TESTS:-0}" != 1 ]; then

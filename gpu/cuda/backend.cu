@@ -257,10 +257,9 @@ scratch_needs scratch_needs_of(const key_shapes& ks) {
 }
 
 /// Scratch of one partition in a lane for a key's shapes: the layout, the
-/// MSMs' buckets and their steps' temporary space.
+/// MSMs' buckets and their steps' temporary space n.
 template <class C>
-std::size_t scratch_bytes(const key_shapes& ks) {
-  const scratch_needs n = scratch_needs_of<C>(ks);
+std::size_t scratch_bytes(const key_shapes& ks, const scratch_needs& n) {
   layout<C> lay;
   carver count;
   lay.carve(count, ks.w, ks.c, ks.h, n.temp, n.reduce);
@@ -661,8 +660,9 @@ class cuda_backend final : public backend {
         tables::to_come(rk->hinted, rk->announced, rk->proved - rk->proved_at_hint, rk->proved);
     sweep();
     in.device_free = limit_ > used_ ? limit_ - used_ : 0;
-    const std::size_t plain_scratch = scratch_bytes<C>(key_shapes(info, bits, false)),
-                      fixed_scratch = scratch_bytes<C>(key_shapes(info, bits, true));
+    const key_shapes plain(info, bits, false), fixed(info, bits, true);
+    const std::size_t plain_scratch = scratch_bytes<C>(plain, scratch_needs_of<C>(plain)),
+                      fixed_scratch = scratch_bytes<C>(fixed, scratch_needs_of<C>(fixed));
     in.scratch_growth = fixed_scratch > plain_scratch ? (fixed_scratch - plain_scratch) * lanes_.size() : 0;
     rk->verdict = tables::decide(in);
     if (rk->verdict != tables::verdict::build) {
@@ -851,7 +851,7 @@ class cuda_backend final : public backend {
     const scratch_needs needs = scratch_needs_of<C>(ks);
     layout<C> lay;
     {
-      ensure_scratch(l, scratch_bytes<C>(ks));
+      ensure_scratch(l, scratch_bytes<C>(ks, needs));
       carver cv(l.scratch.get(), l.scratch.bytes());
       lay.carve(cv, sw, sc, sh, needs.temp, needs.reduce);
     }

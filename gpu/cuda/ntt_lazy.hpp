@@ -59,7 +59,10 @@ struct exact_arith {
 
 namespace lazy {
 
+using zk::ff::mont32::mod2_word;
 using zk::ff::mont32::mod_word;
+using zk::ff::mont32::put;
+using zk::ff::mont32::put_reduced;
 using zk::ff::mont32::word;
 
 #if defined(__CUDA_ARCH__)
@@ -68,21 +71,10 @@ using chain = zk::ff::mont32::ptx_chain;
 using chain = zk::ff::mont32::host_chain;
 #endif
 
-/// Word w (32 bits) of 2p.
-template <class P>
-PL_HD constexpr uint32_t mod2_word(unsigned w) {
-  return w == 0 ? mod_word<P>(0) << 1 : (mod_word<P>(w) << 1) | (mod_word<P>(w - 1) >> 31);
-}
-
 /// True when 4p < 2^(64N): the top limb of p is below 2^62.
 template <class P>
 constexpr bool spare_bits() {
   return (P::modulus(P::limbs - 1) >> 62) == 0;
-}
-
-template <unsigned N>
-PL_HD void put(uint64_t* r, const uint32_t* t) {
-  PL_UNROLL for (unsigned j = 0; j < N; ++j) r[j] = (uint64_t(t[2 * j + 1]) << 32) | t[2 * j];
 }
 
 /// r = a * b * R^-1 mod p up to one p: a < 4p, b < p, r < 2p (4p < R).
@@ -103,16 +95,11 @@ PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
 template <class Chain, class P>
 PL_HD void add(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   constexpr unsigned W = 2 * P::limbs;
-  uint32_t s[W], d[W];
+  uint32_t s[W];
   Chain c;
   s[0] = c.add_cc(word(a, 0), word(b, 0));
   PL_UNROLL for (unsigned j = 1; j < W; ++j) s[j] = c.addc_cc(word(a, j), word(b, j));
-  Chain e;
-  d[0] = e.sub_cc(s[0], mod2_word<P>(0));
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = e.subc_cc(s[j], mod2_word<P>(j));
-  const uint32_t keep = e.subc(0, 0);  // all ones when s < 2p
-  PL_UNROLL for (unsigned j = 0; j < W; ++j) d[j] = (s[j] & keep) | (d[j] & ~keep);
-  put<P::limbs>(r, d);
+  put_reduced<Chain, P, true>(r, s);
 }
 
 /// When sub() adds 2p to a - b.
@@ -142,14 +129,9 @@ PL_HD void sub(uint64_t* r, const uint64_t* a, const uint64_t* b) {
 /// r = a, minus p when a >= p: a < 2p, r < p.
 template <class Chain, class P>
 PL_HD void reduce(uint64_t* r, const uint64_t* a) {
-  constexpr unsigned W = 2 * P::limbs;
-  uint32_t d[W];
-  Chain c;
-  d[0] = c.sub_cc(word(a, 0), mod_word<P>(0));
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(word(a, j), mod_word<P>(j));
-  const uint32_t keep = c.subc(0, 0);  // all ones when a < p
-  PL_UNROLL for (unsigned j = 0; j < W; ++j) d[j] = (word(a, j) & keep) | (d[j] & ~keep);
-  put<P::limbs>(r, d);
+  uint32_t t[2 * P::limbs];
+  PL_UNROLL for (unsigned j = 0; j < 2 * P::limbs; ++j) t[j] = word(a, j);
+  put_reduced<Chain, P>(r, t);
 }
 
 }  // namespace lazy

@@ -16,6 +16,29 @@ bench_header() {
   return 0
 }
 
+# bench_kernels_setup NAME CARRY: the set-up the kernel sweeps
+# (bench-kernels-msm.sh, bench-kernels-ntt.sh) share: the carried binaries'
+# libraries on LD_LIBRARY_PATH; bench, gtest (their paths); work (a temporary
+# folder, removed on exit) with work/logs; out (OUT, default ./NAME-out)
+# made; summary started with bench_header; failed=0; note TEXT (echo and
+# append to the summary).
+bench_kernels_setup() {
+  local name=$1
+  carry=$2
+  out=${OUT:-$PWD/$name-out}
+  export LD_LIBRARY_PATH="$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  bench="$carry/bin/proofline-bench"
+  gtest="$carry/bin/cuda_gpu_test"
+  work=$(mktemp -d)
+  trap 'rm -rf "$work"' EXIT
+  mkdir -p "$out" "$work/logs"
+  summary="$work/summary.txt"
+  : > "$summary"
+  bench_header "$name" "$carry" "$summary"
+  failed=0
+  note() { echo "$*" | tee -a "$summary"; }
+}
+
 # bench_bundle WORK OUT NAME JOBS...: packs WORK/reports, WORK/logs, JOBS (job
 # files), WORK/inputs/verification_key.json, WORK/summary.txt and the proofs
 # of every WORK/out/<run>/<job> for the jobs named by the glob PROOFS_OF

@@ -87,7 +87,7 @@ PL_HD void redc(uint64_t* r, const uint32_t* T) {
     const uint32_t m = (A[0] + B[0] + carry) * inv;
     mont32::reduce_row<Chain, P, true>(A, B, m, low_a, low_b);
   }
-  uint32_t t[W], d[W];
+  uint32_t t[W];
   {
     Chain c;  // (T_lo + M p) / R + T_hi < 2p < 2^(32W)
     c.add_cc(low_a, low_b);
@@ -98,15 +98,7 @@ PL_HD void redc(uint64_t* r, const uint32_t* T) {
     t[0] = c.add_cc(t[0], T[W]);
     PL_UNROLL for (unsigned j = 1; j < W; ++j) t[j] = c.addc_cc(t[j], T[W + j]);
   }
-  Chain c;
-  d[0] = c.sub_cc(t[0], mont32::mod_word<P>(0));
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(t[j], mont32::mod_word<P>(j));
-  const uint32_t keep = c.subc(0, 0);  // all ones when t < p
-  PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) {
-    uint32_t lo = (t[2 * j] & keep) | (d[2 * j] & ~keep);
-    uint32_t hi = (t[2 * j + 1] & keep) | (d[2 * j + 1] & ~keep);
-    r[j] = (uint64_t(hi) << 32) | lo;
-  }
+  mont32::put_reduced<Chain, P>(r, t);
 }
 
 /// (r0, r1) = (a0 b0 - a1 b1, a0 b1 + a1 b0) in Montgomery form (inputs < p).

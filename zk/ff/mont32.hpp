@@ -135,6 +135,33 @@ PL_HD constexpr uint32_t mod_word(unsigned w) {
 /// Word w of a little-endian 64-bit limb array.
 PL_HD uint32_t word(const uint64_t* x, unsigned w) { return uint32_t(x[w / 2] >> (32 * (w % 2))); }
 
+/// Word w (32 bits) of 2p.
+template <class P>
+PL_HD constexpr uint32_t mod2_word(unsigned w) {
+  return w == 0 ? mod_word<P>(0) << 1 : (mod_word<P>(w) << 1) | (mod_word<P>(w - 1) >> 31);
+}
+
+/// The W = 2N words t into N 64-bit limbs r.
+template <unsigned N>
+PL_HD void put(uint64_t* r, const uint32_t* t) {
+  PL_UNROLL for (unsigned j = 0; j < N; ++j) r[j] = (uint64_t(t[2 * j + 1]) << 32) | t[2 * j];
+}
+
+/// r = t - m when t >= m, else t: the one conditional subtraction that ends
+/// every product and sum here. m is p, or 2p with Twice (the NTT's lazy
+/// butterflies); t < 2m < 2^(32W), so the result is below m. One chain.
+template <class Chain, class P, bool Twice = false>
+PL_HD void put_reduced(uint64_t* r, const uint32_t* t) {
+  constexpr unsigned W = 2 * P::limbs;
+  uint32_t d[W];
+  Chain c;
+  d[0] = c.sub_cc(t[0], Twice ? mod2_word<P>(0) : mod_word<P>(0));
+  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(t[j], Twice ? mod2_word<P>(j) : mod_word<P>(j));
+  const uint32_t keep = c.subc(0, 0);  // all ones when t < m
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) d[j] = (t[j] & keep) | (d[j] & ~keep);
+  put<P::limbs>(r, d);
+}
+
 /// r = a * b * R^-1 mod p (a, b < p; r < p), CIOS over W = 2N words. The
 /// running value t < 2p needs W + 2 words while a row a*b[i] and m*p are added.
 template <class Chain, class P>
@@ -168,17 +195,7 @@ PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
     PL_UNROLL for (unsigned j = 0; j <= W; ++j) t[j] = t[j + 1];
     t[W + 1] = 0;
   }
-  // t < 2p < 2^(32W): subtract p once unless that borrows
-  uint32_t d[W];
-  Chain c;
-  d[0] = c.sub_cc(t[0], mod_word<P>(0));
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(t[j], mod_word<P>(j));
-  const uint32_t keep = c.subc(0, 0);  // all ones when t < p
-  PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) {
-    uint32_t lo = (t[2 * j] & keep) | (d[2 * j] & ~keep);
-    uint32_t hi = (t[2 * j + 1] & keep) | (d[2 * j + 1] & ~keep);
-    r[j] = (uint64_t(hi) << 32) | lo;
-  }
+  put_reduced<Chain, P>(r, t);  // t < 2p
 }
 
 /// r = a + b mod p (a, b < p). The sum needs one bit above W words, which
@@ -186,19 +203,11 @@ PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
 template <class Chain, class P>
 PL_HD void add(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   constexpr unsigned W = 2 * P::limbs;
-  uint32_t s[W], d[W];
+  uint32_t s[W];
   Chain c;
   s[0] = c.add_cc(word(a, 0), word(b, 0));
   PL_UNROLL for (unsigned j = 1; j < W; ++j) s[j] = c.addc_cc(word(a, j), word(b, j));
-  Chain e;
-  d[0] = e.sub_cc(s[0], mod_word<P>(0));
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = e.subc_cc(s[j], mod_word<P>(j));
-  const uint32_t keep = e.subc(0, 0);  // all ones when s < p
-  PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) {
-    uint32_t lo = (s[2 * j] & keep) | (d[2 * j] & ~keep);
-    uint32_t hi = (s[2 * j + 1] & keep) | (d[2 * j + 1] & ~keep);
-    r[j] = (uint64_t(hi) << 32) | lo;
-  }
+  put_reduced<Chain, P>(r, s);
 }
 
 /// r = a - b mod p (a, b < p): subtract, and add p back when that borrowed.
@@ -313,18 +322,9 @@ PL_HD void mul_pairs_unreduced(uint32_t* t, const uint64_t* a, const uint64_t* b
 /// mul_pairs_unreduced, then one conditional subtraction of p: r < p.
 template <class Chain, class P>
 PL_HD void mul_pairs(uint64_t* r, const uint64_t* a, const uint64_t* b) {
-  constexpr unsigned W = 2 * P::limbs;
-  uint32_t t[W], d[W];
+  uint32_t t[2 * P::limbs];
   mul_pairs_unreduced<Chain, P>(t, a, b);
-  Chain c;
-  d[0] = c.sub_cc(t[0], mod_word<P>(0));
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(t[j], mod_word<P>(j));
-  const uint32_t keep = c.subc(0, 0);  // all ones when t < p
-  PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) {
-    uint32_t lo = (t[2 * j] & keep) | (d[2 * j] & ~keep);
-    uint32_t hi = (t[2 * j + 1] & keep) | (d[2 * j + 1] & ~keep);
-    r[j] = (uint64_t(hi) << 32) | lo;
-  }
+  put_reduced<Chain, P>(r, t);
 }
 
 /// The same product with 64-bit accumulators instead of carry flags: each
