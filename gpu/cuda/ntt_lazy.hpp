@@ -59,10 +59,11 @@ struct exact_arith {
 
 namespace lazy {
 
-using zk::ff::mont32::mod2_word;
-using zk::ff::mont32::mod_word;
+using zk::ff::mont32::add;  // over 2p here: add<chain, P, true>
+using zk::ff::mont32::add_back;
 using zk::ff::mont32::put;
 using zk::ff::mont32::put_reduced;
+using zk::ff::mont32::sub;  // over 2p here: sub<chain, P, true>
 using zk::ff::mont32::word;
 
 #if defined(__CUDA_ARCH__)
@@ -88,42 +89,6 @@ PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   uint32_t t[2 * P::limbs];
   zk::ff::mont32::mul_pairs_unreduced<Chain, P>(t, a, b);
   put<P::limbs>(r, t);
-}
-
-/// r = a + b, minus 2p when that is >= 2p: a, b < 2p, r < 2p. The sum is
-/// below 4p < 2^(32W), so it has no carry out of the top word.
-template <class Chain, class P>
-PL_HD void add(uint64_t* r, const uint64_t* a, const uint64_t* b) {
-  constexpr unsigned W = 2 * P::limbs;
-  uint32_t s[W];
-  Chain c;
-  s[0] = c.add_cc(word(a, 0), word(b, 0));
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) s[j] = c.addc_cc(word(a, j), word(b, j));
-  put_reduced<Chain, P, true>(r, s);
-}
-
-/// When sub() adds 2p to a - b.
-enum class plus_2p {
-  on_borrow,  ///< a - b < 0 only: r < 2p
-  always,     ///< r = a - b + 2p in (0, 4p), no selection
-};
-
-/// r = a - b + 2p (When = always) or a - b, plus 2p when that borrowed
-/// (on_borrow); a, b < 2p. Computed modulo 2^(32W): the difference may wrap
-/// (its borrow is dropped) and adding 2p wraps it back. 4p < 2^(32W).
-template <class Chain, class P, plus_2p When = plus_2p::on_borrow>
-PL_HD void sub(uint64_t* r, const uint64_t* a, const uint64_t* b) {
-  constexpr unsigned W = 2 * P::limbs;
-  uint32_t d[W];
-  Chain c;
-  d[0] = c.sub_cc(word(a, 0), word(b, 0));
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(word(a, j), word(b, j));
-  uint32_t mask = ~0u;
-  if constexpr (When == plus_2p::on_borrow) mask = c.subc(0, 0);  // all ones on borrow
-  Chain e;
-  d[0] = e.add_cc(d[0], mod2_word<P>(0) & mask);
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = e.addc_cc(d[j], mod2_word<P>(j) & mask);
-  put<P::limbs>(r, d);
 }
 
 /// r = a, minus p when a >= p: a < 2p, r < p.
@@ -155,27 +120,27 @@ struct lazy_arith {
   static_assert(lazy_supported<F>, "lazy butterflies need 4p < 2^(64N)");
   PL_HD static void dif(F& a, F& b, const F& w) {
     F s, d;
-    lazy::add<lazy::chain, P>(s.l, a.l, b.l);
-    lazy::sub<lazy::chain, P, lazy::plus_2p::always>(d.l, a.l, b.l);
+    lazy::add<lazy::chain, P, true>(s.l, a.l, b.l);
+    lazy::sub<lazy::chain, P, true, lazy::add_back::always>(d.l, a.l, b.l);
     lazy::mul<lazy::chain, P>(b.l, d.l, w.l);
     a = s;
   }
   PL_HD static void dif1(F& a, F& b) {
     F s;
-    lazy::add<lazy::chain, P>(s.l, a.l, b.l);
-    lazy::sub<lazy::chain, P>(b.l, a.l, b.l);
+    lazy::add<lazy::chain, P, true>(s.l, a.l, b.l);
+    lazy::sub<lazy::chain, P, true>(b.l, a.l, b.l);
     a = s;
   }
   PL_HD static void dit(F& a, F& b, const F& w) {
     F t;
     lazy::mul<lazy::chain, P>(t.l, b.l, w.l);
-    lazy::sub<lazy::chain, P>(b.l, a.l, t.l);
-    lazy::add<lazy::chain, P>(a.l, a.l, t.l);
+    lazy::sub<lazy::chain, P, true>(b.l, a.l, t.l);
+    lazy::add<lazy::chain, P, true>(a.l, a.l, t.l);
   }
   PL_HD static void dit1(F& a, F& b) {
     const F t = b;
-    lazy::sub<lazy::chain, P>(b.l, a.l, t.l);
-    lazy::add<lazy::chain, P>(a.l, a.l, t.l);
+    lazy::sub<lazy::chain, P, true>(b.l, a.l, t.l);
+    lazy::add<lazy::chain, P, true>(a.l, a.l, t.l);
   }
   PL_HD static F out(const F& v) {
     F r;

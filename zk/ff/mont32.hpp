@@ -198,31 +198,42 @@ PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   put_reduced<Chain, P>(r, t);  // t < 2p
 }
 
-/// r = a + b mod p (a, b < p). The sum needs one bit above W words, which
-/// 2p < 2^(32W) rules out for every supported modulus, so the top carry is 0.
-template <class Chain, class P>
+/// r = a + b mod m (a, b < m), m = p, or 2p with Twice (the NTT's lazy
+/// butterflies, where 4p < 2^(32W)). The sum is below 2m < 2^(32W): no
+/// carry out of the top word.
+template <class Chain, class P, bool Twice = false>
 PL_HD void add(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   constexpr unsigned W = 2 * P::limbs;
   uint32_t s[W];
   Chain c;
   s[0] = c.add_cc(word(a, 0), word(b, 0));
   PL_UNROLL for (unsigned j = 1; j < W; ++j) s[j] = c.addc_cc(word(a, j), word(b, j));
-  put_reduced<Chain, P>(r, s);
+  put_reduced<Chain, P, Twice>(r, s);
 }
 
-/// r = a - b mod p (a, b < p): subtract, and add p back when that borrowed.
-template <class Chain, class P>
+/// When sub() adds m back to a - b.
+enum class add_back {
+  on_borrow,  ///< only when a - b < 0: r = a - b mod m, r < m
+  always,     ///< r = a - b + m in (0, 2m), no selection
+};
+
+/// r = a - b, plus m as When says (a, b < m; m = p, or 2p with Twice).
+/// Computed modulo 2^(32W): the difference may wrap (its borrow is
+/// dropped) and adding m wraps it back; 2m < 2^(32W).
+template <class Chain, class P, bool Twice = false, add_back When = add_back::on_borrow>
 PL_HD void sub(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   constexpr unsigned W = 2 * P::limbs;
   uint32_t d[W];
   Chain c;
   d[0] = c.sub_cc(word(a, 0), word(b, 0));
   PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = c.subc_cc(word(a, j), word(b, j));
-  const uint32_t mask = c.subc(0, 0);  // all ones on borrow
+  uint32_t mask = ~0u;
+  if constexpr (When == add_back::on_borrow) mask = c.subc(0, 0);  // all ones on borrow
   Chain e;
-  d[0] = e.add_cc(d[0], mod_word<P>(0) & mask);
-  PL_UNROLL for (unsigned j = 1; j < W; ++j) d[j] = e.addc_cc(d[j], mod_word<P>(j) & mask);
-  PL_UNROLL for (unsigned j = 0; j < P::limbs; ++j) r[j] = (uint64_t(d[2 * j + 1]) << 32) | d[2 * j];
+  d[0] = e.add_cc(d[0], (Twice ? mod2_word<P>(0) : mod_word<P>(0)) & mask);
+  PL_UNROLL for (unsigned j = 1; j < W; ++j)
+    d[j] = e.addc_cc(d[j], (Twice ? mod2_word<P>(j) : mod_word<P>(j)) & mask);
+  put<P::limbs>(r, d);
 }
 
 /// One reduction row of the paired-chain product: A += m p's products at
