@@ -148,13 +148,6 @@ constexpr const char* span_names[] = {"ntt_a", "ntt_b", "ntt_c", "h", "msm_a",
 /// The five MSMs of a partition, in the order their bucket passes run.
 enum msm_index : unsigned { msm_a, msm_b1, msm_b2, msm_c, msm_h, msm_count };
 
-/// The priority of a lane's reduction stream: `highest` (above the lane's
-/// own), or `high` like the lane's with PROOFLINE_REDUCE_STREAM=same.
-inline stream::priority reduce_stream_priority() {
-  const char* v = std::getenv("PROOFLINE_REDUCE_STREAM");
-  return v && std::string(v) == "same" ? stream::high : stream::highest;
-}
-
 /// One prove() in flight.
 struct lane {
   stream s{stream::high};  ///< partitions come before table builds (build_stream_)
@@ -162,8 +155,8 @@ struct lane {
   /// few threads, latency-bound, so each MSM's runs here while the next
   /// MSM's bucket pass fills the GPU on s. Its priority is above s's, so a
   /// reduction's blocks take the SMs that a bucket pass's blocks free
-  /// before the pass's next ones do (PROOFLINE_REDUCE_STREAM=same: s's).
-  stream r{reduce_stream_priority()};
+  /// before the pass's next ones do (measured: docs/BENCHMARKS.md).
+  stream r{stream::highest};
   event bucketed[msm_count];  ///< on s: MSM k's buckets are complete
   event reduced[msm_count];   ///< on r: MSM k's window sums are complete, its buckets free
   event r_tail;               ///< on r: everything enqueued there so far

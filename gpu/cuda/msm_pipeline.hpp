@@ -40,24 +40,28 @@
 //              (max bucket size n shrinks to ceil(n/L) + 1 per level).
 //  5. runsum   one thread per key adds its last few partials into the dense
 //              bucket array (empty buckets stay at infinity).
-//  6. reduce   window sum R(X) = sum_b (b+1) X_b over the H buckets X_b:
-//              a thread takes a segment j of L = 8 buckets and forms, by
-//              running sums from the top (2 additions per bucket), its plain
-//              sum run_j and tot_j = sum (b - jL + 1) X_b. Then
+//  6. reduce   window sum R(X) = sum_b (b+1) X_b over the H buckets X_b.
+//              A segment j of L buckets gives its plain sum run_j and
+//              tot_j = sum (b - jL + 1) X_b; then
 //                R(X) = sum_j tot_j + L * R(Y),  Y_k = run_(k+1),
-//              the same problem on H/L points: repeated until at most 16
-//              remain (one thread sums those), the sums of tot_j by 4-way
-//              additions, and Horner's rule (log2 L doublings a level) puts
-//              the levels together. About 2.3 full additions per bucket, no
-//              thread adds more than 32 in a row.
-//              With reduce_kernel::block (PROOFLINE_MSM_REDUCE=block) a block
-//              of L threads (up to 256) takes a segment of L buckets: tot_j
-//              is the sum of the segment's suffix sums, so a suffix scan and
-//              a tree sum in shared memory give run_j and tot_j in 2 log2 L
-//              dependent additions instead of 2L, and the levels shrink the
-//              problem by L at a time. More additions (about log2 L + 1 a
-//              bucket), a shorter chain: a G1 reduction of 2^16 buckets
-//              waits for about 70 additions in a row instead of about 180.
+//              the same problem on H/L points, level after level; the tot_j
+//              are summed by 4-way additions and Horner's rule (log2 L
+//              doublings a level) puts the levels together. The reduction
+//              is latency-bound (a chain of dependent additions on few
+//              threads), so its kernel trades additions for a shorter chain:
+//              - block (the default, reduce_kernel, PROOFLINE_MSM_REDUCE): a
+//                block of K = 2^6 threads takes a segment of L = 8K buckets,
+//                each thread a run of 8 by running sums from the top, and a
+//                suffix scan and a tree in shared memory put the runs
+//                together (segment_block_fn). About 3.6 full additions a
+//                bucket; a G1 reduction of 2^15 buckets waits for about 85
+//                additions in a row (two levels);
+//              - serial: a thread a segment of L = 8 (2 additions a bucket),
+//                levels until at most 16 remain, which one thread sums.
+//                About 2.3 additions a bucket, about 180 in a row.
+//              On the H200 the block kernel's MSMs are 1-13% faster, most at
+//              2^20 where the reduction is a larger share
+//              (docs/BENCHMARKS.md).
 //  7. combine  (host) the W window sums by Horner's rule: c doublings each.
 //
 // Chunked scalars (chunked()): steps 1-5 run once per chunk of the scalars,
@@ -137,22 +141,50 @@ inline level1_kernel default_level1() {
 }
 
 /// How step 6 reduces the buckets to window sums: `serial` (a thread a
-/// segment of reduce_seg buckets, running sums) or `block` (a block a
-/// segment of up to 256 buckets, scan and tree sum in shared memory).
-enum class reduce_kernel { serial, block };
+/// segment of reduce_seg buckets, running sums) or `block` (a block of
+/// 2^threads_log threads a segment, each thread a run of 2^run_log buckets
+/// by running sums, the runs put together by a scan and a tree in shared
+/// memory). Spelled "serial", "block" (threads_log 6, run_log 3) or
+/// "block:tT:rR" (parse_reduce).
+struct reduce_kernel {
+  bool block = false;
+  unsigned char threads_log = 6;  ///< block: 2^threads_log threads a segment (0-8)
+  unsigned char run_log = 3;      ///< block: 2^run_log buckets a thread (0-6)
 
-/// "serial" or "block"; throws std::invalid_argument naming the problem.
+  static constexpr reduce_kernel serial() { return reduce_kernel{}; }
+  static constexpr reduce_kernel blocked(unsigned char t = 6, unsigned char r = 3) { return {true, t, r}; }
+  bool operator==(const reduce_kernel& o) const {
+    return block == o.block && (!block || (threads_log == o.threads_log && run_log == o.run_log));
+  }
+  bool operator!=(const reduce_kernel& o) const { return !(*this == o); }
+};
+
+/// "serial", "block" or "block:tT:rR" (T in 0-8, R in 0-6, not both 0);
+/// throws std::invalid_argument naming the problem.
 inline reduce_kernel parse_reduce(const std::string& spec) {
-  if (spec == "serial") return reduce_kernel::serial;
-  if (spec == "block") return reduce_kernel::block;
-  throw std::invalid_argument("msm reduction '" + spec + "': expected serial or block");
+  const std::string expected = "': expected serial, block or block:tT:rR (T 0-8, R 0-6)";
+  if (spec == "serial") return reduce_kernel::serial();
+  if (spec == "block") return reduce_kernel::blocked();
+  const auto digit = [&](std::size_t i) { return spec[i] >= '0' && spec[i] <= '9' ? unsigned(spec[i] - '0') : 99u; };
+  if (spec.size() != 11 || spec.compare(0, 7, "block:t") != 0 || spec.compare(8, 2, ":r") != 0)
+    throw std::invalid_argument("msm reduction '" + spec + expected);
+  const unsigned t = digit(7), r = digit(10);
+  if (t > 8 || r > 6 || t + r == 0) throw std::invalid_argument("msm reduction '" + spec + expected);
+  return reduce_kernel::blocked(static_cast<unsigned char>(t), static_cast<unsigned char>(r));
+}
+
+/// The spelling parse_reduce reads back.
+inline std::string describe(const reduce_kernel& k) {
+  if (!k.block) return "serial";
+  return "block:t" + std::to_string(k.threads_log) + ":r" + std::to_string(k.run_log);
 }
 
 /// The reduction MSMs use unless told otherwise: PROOFLINE_MSM_REDUCE when
-/// set, else serial. Read once; a bad value throws std::invalid_argument at
+/// set, else block (t6, r3: the fastest measured at 2^20-2^24, G1, G2 and
+/// BLS12-381 G1, docs/BENCHMARKS.md). Read once; a bad value throws std::invalid_argument at
 /// every use, naming the variable.
 inline reduce_kernel default_reduce() {
-  static const env_setting<reduce_kernel> choice("PROOFLINE_MSM_REDUCE", reduce_kernel::serial, parse_reduce);
+  static const env_setting<reduce_kernel> choice("PROOFLINE_MSM_REDUCE", reduce_kernel::blocked(), parse_reduce);
   return choice.get();
 }
 
@@ -181,7 +213,7 @@ struct shape {
   std::size_t offset = 0;
   std::size_t table_n = 0;
   level1_kernel level1;  ///< how step 3 runs on the device (default_level1() by plan())
-  reduce_kernel reduce = reduce_kernel::serial;  ///< how step 6 runs (default_reduce() by plan())
+  reduce_kernel reduce;  ///< how step 6 runs (default_reduce() by plan())
 };
 
 /// Buckets a reduction thread takes (step 6) and the most the last level may hold.
@@ -600,61 +632,88 @@ struct horner_fn {
   }
 };
 
-/// Log2 of the segment a block of the block reduction takes for points X:
-/// up to 256 points, two copies of the segment within 64 KiB of shared memory.
+/// Levels of the block reduction at most (2^31 buckets, 2 a segment).
+constexpr unsigned reduce_block_levels = 31;
+
+/// Shared memory segment_block_fn needs: 3K + 1 points for K threads.
 template <class X>
-constexpr unsigned reduce_block_log() {
-  unsigned lg = 8;
-  while (lg > 1 && (std::size_t(2) << lg) * sizeof(X) > (std::size_t(64) << 10)) --lg;
-  return lg;
+constexpr std::size_t segment_block_bytes(unsigned threads_log) {
+  return (3 * (std::size_t(1) << threads_log) + 1) * sizeof(X);
 }
 
-/// Levels of the block reduction at most (2^31 buckets in segments of 2^4).
-constexpr unsigned reduce_block_levels = 8;
-
 /// Block t = (window w, segment j) of a level with m points a window, in
-/// segments of L = 2^lg points, a thread a point: as segment_fn,
-/// tot[t] = sum_{k<L} (k+1) x[w][jL+k] and y[w][j-1] = sum_{k<L} x[w][jL+k]
-/// (y[w][T-1] = infinity), T = m / L. The suffix sums u_k = sum_{i>=k} x_i
-/// come from a scan (lg steps, two shared copies in turn: each step reads
-/// one and writes the other), u_0 is the plain sum, and tot is the sum of
-/// the u_k (a tree, lg steps): sum_k u_k = sum_i (i+1) x_i.
+/// segments of L = K R points (K = 2^tl threads, runs of R = 2^rl points):
+/// as segment_fn, tot[t] = sum_{k<L} (k+1) x[w][jL+k] and y[w][j-1] =
+/// sum_{k<L} x[w][jL+k] (y[w][T-1] = infinity), T = m / L.
+/// Thread i sums its run x[w][jL+iR ..] from the top as segment_fn does:
+/// p_i = sum_k x_(iR+k), t_i = sum_k (k+1) x_(iR+k) (2R additions in a row).
+/// The point at iR+k counts iR+k+1 = (k+1) + iR times, so
+///   tot = sum_i t_i + R sum_i i p_i,   sum_i i p_i = sum_i v_i,
+/// v_i = sum_(i'>i) p_i' the suffix sums of q_i = p_(i+1) (q_(K-1) = inf):
+/// a scan in shared memory (tl steps, two copies in turn), then one tree
+/// (tl steps) over the v_i and the t_i together, and rl doublings. The
+/// segment's plain sum is p_0 + v_0. About 2R + 2tl + rl + 2 additions in a
+/// row, 2 + (2 tl + 1) / R a point.
 template <class X>
 struct segment_block_fn {
   const X* x;
   std::size_t m, T;
-  unsigned lg;
+  unsigned tl, rl;
   X* tot;
   X* y;
 
   template <class Ctx>
   PL_HD void operator()(std::size_t t, const Ctx& ctx) const {
-    const unsigned L = 1u << lg;
+    const unsigned K = 1u << tl, R = 1u << rl;
     const std::size_t w = t / T, j = t % T;
-    const X* b = x + w * m + j * L;
-    X* buf[2] = {ctx.template shared<X>(), ctx.template shared<X>() + L};
-    ctx.threads(L, [&](unsigned i) { buf[0][i] = load(b + i); });
+    const X* b = x + w * m + j * (std::size_t(K) << rl);
+    X* q[2] = {ctx.template shared<X>(), ctx.template shared<X>() + K};
+    X* ts = ctx.template shared<X>() + 2 * K;
+    X* p0 = ts + K;
+    ctx.threads(K, [&](unsigned i) {
+      X run = X::infinity(), acc = X::infinity();
+      for (unsigned k = R; k-- > 0;) {
+        run = run + load(b + std::size_t(i) * R + k);
+        acc = acc + run;  // point k of the run counted k + 1 times
+      }
+      ts[i] = acc;
+      if (i > 0) {
+        q[0][i - 1] = run;
+      } else {
+        *p0 = run;
+        q[0][K - 1] = X::infinity();
+      }
+    });
     ctx.sync();
     unsigned p = 0;
-    for (unsigned d = 1; d < L; d <<= 1, p ^= 1) {
-      const X* in = buf[p];
-      X* out = buf[p ^ 1];
-      ctx.threads(L, [&](unsigned i) { out[i] = i + d < L ? in[i] + in[i + d] : in[i]; });
+    for (unsigned d = 1; d < K; d <<= 1, p ^= 1) {
+      const X* in = q[p];
+      X* out = q[p ^ 1];
+      ctx.threads(K, [&](unsigned i) { out[i] = i + d < K ? in[i] + in[i + d] : in[i]; });
       ctx.sync();
     }
-    X* u = buf[p];
+    X* v = q[p];
     ctx.threads(1, [&](unsigned) {
       if (j > 0)
-        y[t - 1] = u[0];
+        y[t - 1] = *p0 + v[0];
       else
         y[w * T + T - 1] = X::infinity();
     });
-    ctx.sync();  // u[0] is read before the tree adds into it
-    for (unsigned d = L / 2; d > 0; d >>= 1) {
-      ctx.threads(d, [&](unsigned i) { u[i] = u[i] + u[i + d]; });  // reads u[i + d], d <= i + d < 2d: not written here
+    ctx.sync();  // v[0] is read before the tree adds into it
+    for (unsigned d = K / 2; d > 0; d >>= 1) {
+      // thread e < d sums the v, e >= d the t: reads [i + d], d <= i + d < 2d, not written here
+      ctx.threads(2 * d, [&](unsigned e) {
+        X* a = e < d ? v : ts;
+        const unsigned i = e < d ? e : e - d;
+        a[i] = a[i] + a[i + d];
+      });
       ctx.sync();
     }
-    ctx.threads(1, [&](unsigned) { tot[t] = u[0]; });
+    ctx.threads(1, [&](unsigned) {
+      X acc = v[0];
+      for (unsigned d = 0; d < rl; ++d) acc = acc.dbl();
+      tot[t] = acc + ts[0];
+    });
   }
 };
 
@@ -770,22 +829,25 @@ void sum_levels(const Exec& ex, std::size_t W, const X* in, std::size_t m, X* co
   } while (m > 1);
 }
 
-/// Step 6 with reduce_kernel::block (segment_block_fn).
+/// Step 6 with a block reduction (segment_block_fn): levels of segments of
+/// up to 2^(threads_log + run_log) points until one point is left a window.
 template <class Exec, class X>
 void reduce_block(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
   const std::size_t W = s.sums;
-  constexpr unsigned lg_max = reduce_block_log<X>();
   horner_block_fn<X> h{nullptr, 0, unsigned(W), {}, windows};
-  for (std::size_t m = s.half; m > 1;) {
+  unsigned char tls[reduce_block_levels] = {}, rls[reduce_block_levels] = {};
+  for (std::size_t m = s.half; m > 1;) {  // half is a power of 2
     unsigned lg = 0;
-    while (lg < lg_max && (std::size_t(2) << lg) <= m) ++lg;
-    if (h.levels == reduce_block_levels) throw std::length_error("msm: too many reduction levels");
-    h.lgs[h.levels++] = static_cast<unsigned char>(lg);
-    m >>= lg;
+    while ((std::size_t(2) << lg) <= m) ++lg;
+    const unsigned rl = std::min<unsigned>(s.reduce.run_log, lg);
+    const unsigned tl = std::min<unsigned>(s.reduce.threads_log, lg - rl);
+    if (tl + rl == 0) throw std::logic_error("msm: block reduction without a segment");
+    tls[h.levels] = static_cast<unsigned char>(tl);
+    rls[h.levels] = static_cast<unsigned char>(rl);
+    h.lgs[h.levels++] = static_cast<unsigned char>(tl + rl);
+    m >>= tl + rl;
   }
-  if (h.levels == 0) {  // one bucket: its sum is the window sum
-    h.lgs[h.levels++] = 0;
-  }
+  if (h.levels == 0) h.levels = 1;  // one bucket: a segment of one point (tl = rl = 0) passes it on
   const std::size_t seg0 = std::max<std::size_t>(s.half >> h.lgs[0], 1);
   X* tot = temp.take<X>(W * seg0);
   X* ys[2] = {temp.take<X>(W * seg0), temp.take<X>(W * seg0)};
@@ -797,10 +859,10 @@ void reduce_block(const Exec& ex, const shape& s, const X* buckets, X* windows, 
   const X* x = buckets;
   std::size_t m = s.half;
   for (unsigned lv = 0; lv < h.levels; ++lv) {
-    const unsigned L = 1u << h.lgs[lv];
-    const std::size_t T = m / L;
+    const std::size_t T = m >> h.lgs[lv];
     X* y = ys[lv % 2];
-    ex.for_each_block(W * T, L, 2 * std::size_t(L) * sizeof(X), segment_block_fn<X>{x, m, T, h.lgs[lv], tot, y});
+    ex.for_each_block(W * T, 1u << tls[lv], segment_block_bytes<X>(tls[lv]),
+                      segment_block_fn<X>{x, m, T, tls[lv], rls[lv], tot, y});
     sum_levels(ex, W, tot, T, part_sums, level_sums + std::size_t(lv) * W);
     x = y;
     m = T;
@@ -841,7 +903,7 @@ void reduce_serial(const Exec& ex, const shape& s, const X* buckets, X* windows,
 /// .. s.sums), by s.reduce; scratch from `temp` as for prepare().
 template <class Exec, class X>
 void reduce(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
-  if (s.reduce == reduce_kernel::block)
+  if (s.reduce.block)
     reduce_block(ex, s, buckets, windows, temp);
   else
     reduce_serial(ex, s, buckets, windows, temp);

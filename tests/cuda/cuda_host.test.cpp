@@ -409,7 +409,7 @@ TEST_CASE("an MSM whose scalars are cut into chunks equals the unchunked one and
 }
 
 template <class C, class G>
-void check_block_reduce(std::mt19937_64& rng) {
+void check_reduce(const gpu::cuda::msm::reduce_kernel& k, std::mt19937_64& rng) {
   namespace msm = gpu::cuda::msm;
   using test::scalar_mix;
   for (std::size_t n : {std::size_t(1), std::size_t(37), std::size_t(300)})
@@ -424,28 +424,47 @@ void check_block_reduce(std::mt19937_64& rng) {
           auto p = test::make_points<C, G>(n, rng);
           auto sc = test::make_scalars<C>(n, c % 2 ? scalar_mix::uniform : scalar_mix::skewed, rng);
           const auto want = gpu::cpu::msm<G, C::fr::N>(p.data(), sc.data(), n, pool()).to_affine();
-          CHECK(test::emulated_msm<C, G>(p, sc, c, fixed, chunks, msm::default_level1(), msm::reduce_kernel::block)
-                    .to_affine() == want);
+          CHECK(test::emulated_msm<C, G>(p, sc, c, fixed, chunks, msm::default_level1(), k).to_affine() == want);
         }
 }
 
-TEST_CASE("the block window reduction gives the CPU backend's sums") {
+TEST_CASE("every window reduction (serial and block shapes) gives the CPU backend's sums") {
   namespace msm = gpu::cuda::msm;
-  CHECK(msm::parse_reduce("serial") == msm::reduce_kernel::serial);
-  CHECK(msm::parse_reduce("block") == msm::reduce_kernel::block);
-  for (const char* bad : {"", "Block", "blocks", "serial:block"}) {
+  CHECK(msm::parse_reduce("serial") == msm::reduce_kernel::serial());
+  CHECK(msm::parse_reduce("block") == msm::reduce_kernel::blocked(6, 3));
+  CHECK(msm::parse_reduce("block:t8:r0") == msm::reduce_kernel::blocked(8, 0));
+  CHECK(msm::parse_reduce("block:t0:r6") == msm::reduce_kernel::blocked(0, 6));
+  CHECK(msm::parse_reduce("block:t6:r3") == msm::parse_reduce("block"));
+  CHECK(msm::parse_reduce("block:t5:r3") != msm::parse_reduce("block"));
+  CHECK(msm::describe(msm::parse_reduce("block:t2:r1")) == "block:t2:r1");
+  CHECK(msm::describe(msm::reduce_kernel::serial()) == "serial");
+  for (const char* bad : {"", "Block", "blocks", "serial:block", "block:t9:r1", "block:t1:r7", "block:t0:r0",
+                          "block:t5", "block:t5:r3:", "block:t05:r3", "block:tx:r3", "block:r3:t5"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(msm::parse_reduce(bad), std::invalid_argument);
   }
-  // segments of up to 256 points, two shared copies within 64 KiB
-  CHECK(msm::reduce_block_log<zk::ec::xyzz<zk::bn254::g1_group>>() == 8);
-  CHECK(msm::reduce_block_log<zk::ec::xyzz<zk::bn254::g2_group>>() == 7);
-  CHECK(msm::reduce_block_log<zk::ec::xyzz<zk::bls12_381::g2_group>>() == 6);
+  // 3K + 1 points of shared memory: 32 threads of BN254 G2 XYZZ points (256 bytes) in 24.25 KiB
+  CHECK(msm::segment_block_bytes<zk::ec::xyzz<zk::bn254::g2_group>>(5) == 97 * 256);
   std::mt19937_64 rng(31);
-  SUBCASE("BN254 G1") { check_block_reduce<zk::bn254, zk::bn254::g1_group>(rng); }
-  SUBCASE("BN254 G2") { check_block_reduce<zk::bn254, zk::bn254::g2_group>(rng); }
-  SUBCASE("BLS12-381 G1") { check_block_reduce<zk::bls12_381, zk::bls12_381::g1_group>(rng); }
-  SUBCASE("BLS12-381 G2") { check_block_reduce<zk::bls12_381, zk::bls12_381::g2_group>(rng); }
+  // serial, the default block, a thread a point (the plain scan), a thread
+  // a segment (no scan), and one between, each on every group
+  std::vector<msm::reduce_kernel> kernels;
+  for (const char* spec : {"serial", "block", "block:t3:r0", "block:t0:r2", "block:t2:r1"})
+    kernels.push_back(msm::parse_reduce(spec));
+  const auto each = [&](auto check) {
+    for (const auto& k : kernels) {
+      CAPTURE(msm::describe(k));
+      check(k);
+    }
+  };
+  SUBCASE("BN254 G1") { each([&](const auto& k) { check_reduce<zk::bn254, zk::bn254::g1_group>(k, rng); }); }
+  SUBCASE("BN254 G2") { each([&](const auto& k) { check_reduce<zk::bn254, zk::bn254::g2_group>(k, rng); }); }
+  SUBCASE("BLS12-381 G1") {
+    each([&](const auto& k) { check_reduce<zk::bls12_381, zk::bls12_381::g1_group>(k, rng); });
+  }
+  SUBCASE("BLS12-381 G2") {
+    each([&](const auto& k) { check_reduce<zk::bls12_381, zk::bls12_381::g2_group>(k, rng); });
+  }
 }
 
 TEST_CASE("the level-1 kernel: spellings, and both kernels give the CPU backend's sum") {
