@@ -136,8 +136,8 @@ void add_kernel_benches(registry& benches) {
         ->capture_default_str();
     app.add_option("--seed", o->req.seed, "Input seed")->capture_default_str();
     app.add_option("--ntt-kernel", o->req.ntt_kernel,
-                   "cuda NTTs: registers | tiled | fused[:tT][:cC][:rR][:bB][:lL][:uU] (default: "
-                   "PROOFLINE_NTT_KERNEL, else fused:t10:c1:r2:b128:l1:u1)");
+                   "cuda NTTs: registers | tiled | fused[:tT][:cC][:rR][:bB][:lL][:uU][:sS] (default: "
+                   "PROOFLINE_NTT_KERNEL, else fused:t10:c1:r2:b128:l1:u1:s9)");
     app.add_flag("--plain", o->plain,
                  "cuda MSMs: plain resident points, no precomputed window multiples");
     app.add_option("--json", o->json, "Write one JSON object per size (JSON lines) to FILE")

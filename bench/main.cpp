@@ -43,8 +43,8 @@ int main(int argc, char** argv) {
   bool untiled = false;
   app.add_flag("--untiled", untiled, "cuda: NTTs with register passes only (--ntt-kernel registers)");
   app.add_option("--ntt-kernel", req.ntt_kernel,
-                 "cuda NTTs: registers | tiled | fused[:tT][:cC][:rR][:bB][:lL][:uU] (default: PROOFLINE_NTT_KERNEL, else "
-                 "fused:t10:c1:r2:b128:l1:u1)");
+                 "cuda NTTs: registers | tiled | fused[:tT][:cC][:rR][:bB][:lL][:uU][:sS] (default: PROOFLINE_NTT_KERNEL, else "
+                 "fused:t10:c1:r2:b128:l1:u1:s9)");
   app.add_option("--json", json, "append one JSON object per size to this file");
   for (auto* opt : app.get_options()) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   try {

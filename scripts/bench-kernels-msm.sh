@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# The MSM level-1 kernels (PROOFLINE_MSM_KERNEL, gpu/cuda/msm_pipeline.hpp)
-# against each other on the GPU host, in one call (issue 14): correctness
-# first, then timings.
+# The MSM level-1 kernels (PROOFLINE_MSM_KERNEL) and window reductions
+# (PROOFLINE_MSM_REDUCE, gpu/cuda/msm_pipeline.hpp) against each other on
+# the GPU host, in one call (issue 14): correctness first, then timings.
 #
 #   scripts/bench-kernels-msm.sh CARRY_DIR
 #       CARRY_DIR: the unpacked bundle (bin/, lib/; scripts/gpu-bundle.sh):
 #         d=$(scripts/gpu-bundle.sh unpack .carry/gpu) && scripts/bench-kernels-msm.sh $d
 #
-# 1. cuda_gpu_test: every level-1 kernel against the CPU backend bit for bit
-#    (skewed inputs, plain and fixed base, chunked), then the MSM cases up
-#    to 2^MSM_TEST_LOG_N with the default kernel.
+# 1. cuda_gpu_test: every level-1 kernel and every window reduction against
+#    the CPU backend bit for bit (skewed inputs, plain and fixed base,
+#    chunked), then the MSM cases up to 2^MSM_TEST_LOG_N with the defaults.
 # 2. proofline-bench under each PROOFLINE_MSM_KERNEL that applies to the
 #    group (a cap the group is not compiled for, or lazy products on G1,
 #    would time the plain kernel again): msm_g2 (BN254) at 2^20 and 2^22
 #    under G2_KERNELS, msm (BN254 G1) at 2^20 and 2^22 under BN_G1_KERNELS,
 #    msm on BLS12-381 at 2^20 under BLS_G1_KERNELS, msm_g2 on BLS12-381 at
-#    2^20 under BLS_G2_KERNELS.
+#    2^20 under BLS_G2_KERNELS; then, with the default level-1 kernel,
+#    each window reduction in REDUCES: msm (BN254) at 2^20-2^24, msm_g2 at
+#    2^20 and 2^22, msm and msm_g2 on BLS12-381 at 2^20.
 # 3. A table of medians on stdout and in $OUT/summary.txt; the logs and the
 #    JSON lines in $OUT/bench-kernels-msm.tar.gz.
 #
@@ -24,6 +26,8 @@
 #   G2_KERNELS, BN_G1_KERNELS, BLS_G1_KERNELS, BLS_G2_KERNELS
 #                    level-1 kernels to time (msm::parse_level1's spelling;
 #                    defaults below: both for G2, G1 has one)
+#   REDUCES="serial block"  window reductions to time (msm::parse_reduce's
+#                    spelling, e.g. block:t7:r2)
 #   RUNS=10          timed runs per size (the figure is their median)
 #   MSM_TEST_LOG_N=14  largest G1 MSM size step 1 checks
 #   SKIP_TESTS=1     timings only
@@ -39,6 +43,7 @@ g2_kernels=${G2_KERNELS:-"xyzz xyzz:lazy"}
 bn_g1_kernels=${BN_G1_KERNELS:-"xyzz"}
 bls_g1_kernels=${BLS_G1_KERNELS:-"xyzz"}
 bls_g2_kernels=${BLS_G2_KERNELS:-"xyzz xyzz:lazy"}
+reduces=${REDUCES:-"serial block"}
 
 # ---- 1. correctness ----------------------------------------------------------
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
@@ -48,6 +53,11 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   note "test level-1 kernels: rc=$rc ($(tail -3 "$work/logs/test-level1.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
   [ "$rc" = 0 ] || failed=1
   t0=$(date +%s)
+  timeout 150 "$gtest" -tc='every window reduction*' > "$work/logs/test-reduce.log" 2>&1
+  rc=$?
+  note "test window reductions: rc=$rc ($(tail -3 "$work/logs/test-reduce.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
+  [ "$rc" = 0 ] || failed=1
+  t0=$(date +%s)
   PROOFLINE_GPU_TEST_LOG_N=${MSM_TEST_LOG_N:-14} timeout 120 "$gtest" -tc='MSMs*' > "$work/logs/test-msm.log" 2>&1
   rc=$?
   note "test MSM: rc=$rc ($(tail -3 "$work/logs/test-msm.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
@@ -55,10 +65,10 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 
 # ---- 2. timings ----------------------------------------------------------------
-run_bench() {  # WHAT CURVE LOG_N LOG_N_TO KERNEL
-  local what=$1 curve=$2 lo=$3 hi=$4 k=$5 tag
-  tag="$what-$curve-${k//:/_}"
-  PROOFLINE_MSM_KERNEL=$k timeout 120 "$bench" "$what" --backend cuda --curve "$curve" --log-n "$lo" \
+run_bench() {  # WHAT CURVE LOG_N LOG_N_TO KERNEL [REDUCE]
+  local what=$1 curve=$2 lo=$3 hi=$4 k=$5 r=${6:-} tag
+  tag="$what-$curve${k:+-${k//:/_}}${r:+-${r//:/_}}"
+  PROOFLINE_MSM_KERNEL=$k PROOFLINE_MSM_REDUCE=$r timeout 120 "$bench" "$what" --backend cuda --curve "$curve" --log-n "$lo" \
     --log-n-to "$hi" --step 2 --runs "$runs" --warmup 2 --json "$work/$tag.jsonl" > "$work/logs/$tag.log" 2>&1 || {
     note "bench $what $curve $k: failed (logs/$tag.log)"
     failed=1
@@ -68,6 +78,12 @@ for k in $g2_kernels; do run_bench msm_g2 bn254 20 22 "$k"; done
 for k in $bn_g1_kernels; do run_bench msm bn254 20 22 "$k"; done
 for k in $bls_g1_kernels; do run_bench msm bls12_381 20 20 "$k"; done
 for k in $bls_g2_kernels; do run_bench msm_g2 bls12_381 20 20 "$k"; done
+for r in $reduces; do
+  run_bench msm bn254 20 24 "" "$r"
+  run_bench msm_g2 bn254 20 22 "" "$r"
+  run_bench msm bls12_381 20 20 "" "$r"
+  run_bench msm_g2 bls12_381 20 20 "" "$r"
+done
 
 # ---- 3. table --------------------------------------------------------------------
 {

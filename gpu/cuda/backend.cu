@@ -26,9 +26,11 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -151,8 +153,10 @@ struct lane {
   stream s{stream::high};  ///< partitions come before table builds (build_stream_)
   /// Window reductions (MSM step 6): a long chain of dependent additions on
   /// few threads, latency-bound, so each MSM's runs here while the next
-  /// MSM's bucket pass fills the GPU on s.
-  stream r{stream::high};
+  /// MSM's bucket pass fills the GPU on s. Its priority is above s's, so a
+  /// reduction's blocks take the SMs that a bucket pass's blocks free
+  /// before the pass's next ones do (measured: docs/BENCHMARKS.md).
+  stream r{stream::highest};
   event bucketed[msm_count];  ///< on s: MSM k's buckets are complete
   event reduced[msm_count];   ///< on r: MSM k's window sums are complete, its buckets free
   event r_tail;               ///< on r: everything enqueued there so far

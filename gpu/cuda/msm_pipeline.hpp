@@ -40,16 +40,28 @@
 //              (max bucket size n shrinks to ceil(n/L) + 1 per level).
 //  5. runsum   one thread per key adds its last few partials into the dense
 //              bucket array (empty buckets stay at infinity).
-//  6. reduce   window sum R(X) = sum_b (b+1) X_b over the H buckets X_b:
-//              a thread takes a segment j of L = 8 buckets and forms, by
-//              running sums from the top (2 additions per bucket), its plain
-//              sum run_j and tot_j = sum (b - jL + 1) X_b. Then
+//  6. reduce   window sum R(X) = sum_b (b+1) X_b over the H buckets X_b.
+//              A segment j of L buckets gives its plain sum run_j and
+//              tot_j = sum (b - jL + 1) X_b; then
 //                R(X) = sum_j tot_j + L * R(Y),  Y_k = run_(k+1),
-//              the same problem on H/L points: repeated until at most 16
-//              remain (one thread sums those), the sums of tot_j by 4-way
-//              additions, and Horner's rule (log2 L doublings a level) puts
-//              the levels together. About 2.3 full additions per bucket, no
-//              thread adds more than 32 in a row.
+//              the same problem on H/L points, level after level; the tot_j
+//              are summed by 4-way additions and Horner's rule (log2 L
+//              doublings a level) puts the levels together. The reduction
+//              is latency-bound (a chain of dependent additions on few
+//              threads), so its kernel trades additions for a shorter chain:
+//              - block (the default, reduce_kernel, PROOFLINE_MSM_REDUCE): a
+//                block of K = 2^6 threads takes a segment of L = 8K buckets,
+//                each thread a run of 8 by running sums from the top, and a
+//                suffix scan and a tree in shared memory put the runs
+//                together (segment_block_fn). About 3.6 full additions a
+//                bucket; a G1 reduction of 2^15 buckets waits for about 85
+//                additions in a row (two levels);
+//              - serial: a thread a segment of L = 8 (2 additions a bucket),
+//                levels until at most 16 remain, which one thread sums.
+//                About 2.3 additions a bucket, about 180 in a row.
+//              On the H200 the block kernel's MSMs are 1-13% faster, most at
+//              2^20 where the reduction is a larger share
+//              (docs/BENCHMARKS.md).
 //  7. combine  (host) the W window sums by Horner's rule: c doublings each.
 //
 // Chunked scalars (chunked()): steps 1-5 run once per chunk of the scalars,
@@ -128,6 +140,54 @@ inline level1_kernel default_level1() {
   return choice.get();
 }
 
+/// How step 6 reduces the buckets to window sums: `serial` (a thread a
+/// segment of reduce_seg buckets, running sums) or `block` (a block of
+/// 2^threads_log threads a segment, each thread a run of 2^run_log buckets
+/// by running sums, the runs put together by a scan and a tree in shared
+/// memory). Spelled "serial", "block" (threads_log 6, run_log 3) or
+/// "block:tT:rR" (parse_reduce).
+struct reduce_kernel {
+  bool block = false;
+  unsigned char threads_log = 6;  ///< block: 2^threads_log threads a segment (0-8)
+  unsigned char run_log = 3;      ///< block: 2^run_log buckets a thread (0-6)
+
+  static constexpr reduce_kernel serial() { return reduce_kernel{}; }
+  static constexpr reduce_kernel blocked(unsigned char t = 6, unsigned char r = 3) { return {true, t, r}; }
+  bool operator==(const reduce_kernel& o) const {
+    return block == o.block && (!block || (threads_log == o.threads_log && run_log == o.run_log));
+  }
+  bool operator!=(const reduce_kernel& o) const { return !(*this == o); }
+};
+
+/// "serial", "block" or "block:tT:rR" (T in 0-8, R in 0-6, not both 0);
+/// throws std::invalid_argument naming the problem.
+inline reduce_kernel parse_reduce(const std::string& spec) {
+  const std::string expected = "': expected serial, block or block:tT:rR (T 0-8, R 0-6)";
+  if (spec == "serial") return reduce_kernel::serial();
+  if (spec == "block") return reduce_kernel::blocked();
+  const auto digit = [&](std::size_t i) { return spec[i] >= '0' && spec[i] <= '9' ? unsigned(spec[i] - '0') : 99u; };
+  if (spec.size() != 11 || spec.compare(0, 7, "block:t") != 0 || spec.compare(8, 2, ":r") != 0)
+    throw std::invalid_argument("msm reduction '" + spec + expected);
+  const unsigned t = digit(7), r = digit(10);
+  if (t > 8 || r > 6 || t + r == 0) throw std::invalid_argument("msm reduction '" + spec + expected);
+  return reduce_kernel::blocked(static_cast<unsigned char>(t), static_cast<unsigned char>(r));
+}
+
+/// The spelling parse_reduce reads back.
+inline std::string describe(const reduce_kernel& k) {
+  if (!k.block) return "serial";
+  return "block:t" + std::to_string(k.threads_log) + ":r" + std::to_string(k.run_log);
+}
+
+/// The reduction MSMs use unless told otherwise: PROOFLINE_MSM_REDUCE when
+/// set, else block (t6, r3: the fastest measured at 2^20-2^24, G1, G2 and
+/// BLS12-381 G1, docs/BENCHMARKS.md). Read once; a bad value throws std::invalid_argument at
+/// every use, naming the variable.
+inline reduce_kernel default_reduce() {
+  static const env_setting<reduce_kernel> choice("PROOFLINE_MSM_REDUCE", reduce_kernel::blocked(), parse_reduce);
+  return choice.get();
+}
+
 /// The shape of one MSM: window, buckets, chunking and reduction sizes.
 struct shape {
   std::size_t n = 0;          ///< points and scalars
@@ -153,6 +213,7 @@ struct shape {
   std::size_t offset = 0;
   std::size_t table_n = 0;
   level1_kernel level1;  ///< how step 3 runs on the device (default_level1() by plan())
+  reduce_kernel reduce;  ///< how step 6 runs (default_reduce() by plan())
 };
 
 /// Buckets a reduction thread takes (step 6) and the most the last level may hold.
@@ -181,6 +242,7 @@ inline shape plan(std::size_t n, unsigned bits, unsigned c = 0, bool fixed_base 
   s.n = n;
   s.table_n = n;
   s.level1 = default_level1();
+  s.reduce = default_reduce();
   s.bits = bits;
   s.fixed_base = fixed_base;
   if (c == 0) {
@@ -570,6 +632,110 @@ struct horner_fn {
   }
 };
 
+/// Levels of the block reduction at most (2^31 buckets, 2 a segment).
+constexpr unsigned reduce_block_levels = 31;
+
+/// Shared memory segment_block_fn needs: 3K + 1 points for K threads.
+template <class X>
+constexpr std::size_t segment_block_bytes(unsigned threads_log) {
+  return (3 * (std::size_t(1) << threads_log) + 1) * sizeof(X);
+}
+
+/// Block t = (window w, segment j) of a level with m points a window, in
+/// segments of L = K R points (K = 2^tl threads, runs of R = 2^rl points):
+/// as segment_fn, tot[t] = sum_{k<L} (k+1) x[w][jL+k] and y[w][j-1] =
+/// sum_{k<L} x[w][jL+k] (y[w][T-1] = infinity), T = m / L.
+/// Thread i sums its run x[w][jL+iR ..] from the top as segment_fn does:
+/// p_i = sum_k x_(iR+k), t_i = sum_k (k+1) x_(iR+k) (2R additions in a row).
+/// The point at iR+k counts iR+k+1 = (k+1) + iR times, so
+///   tot = sum_i t_i + R sum_i i p_i,   sum_i i p_i = sum_i v_i,
+/// v_i = sum_(i'>i) p_i' the suffix sums of q_i = p_(i+1) (q_(K-1) = inf):
+/// a scan in shared memory (tl steps, two copies in turn), then one tree
+/// (tl steps) over the v_i and the t_i together, and rl doublings. The
+/// segment's plain sum is p_0 + v_0. About 2R + 2tl + rl + 2 additions in a
+/// row, 2 + (2 tl + 1) / R a point.
+template <class X>
+struct segment_block_fn {
+  const X* x;
+  std::size_t m, T;
+  unsigned tl, rl;
+  X* tot;
+  X* y;
+
+  template <class Ctx>
+  PL_HD void operator()(std::size_t t, const Ctx& ctx) const {
+    const unsigned K = 1u << tl, R = 1u << rl;
+    const std::size_t w = t / T, j = t % T;
+    const X* b = x + w * m + j * (std::size_t(K) << rl);
+    X* q[2] = {ctx.template shared<X>(), ctx.template shared<X>() + K};
+    X* ts = ctx.template shared<X>() + 2 * K;
+    X* p0 = ts + K;
+    ctx.threads(K, [&](unsigned i) {
+      X run = X::infinity(), acc = X::infinity();
+      for (unsigned k = R; k-- > 0;) {
+        run = run + load(b + std::size_t(i) * R + k);
+        acc = acc + run;  // point k of the run counted k + 1 times
+      }
+      ts[i] = acc;
+      if (i > 0) {
+        q[0][i - 1] = run;
+      } else {
+        *p0 = run;
+        q[0][K - 1] = X::infinity();
+      }
+    });
+    ctx.sync();
+    unsigned p = 0;
+    for (unsigned d = 1; d < K; d <<= 1, p ^= 1) {
+      const X* in = q[p];
+      X* out = q[p ^ 1];
+      ctx.threads(K, [&](unsigned i) { out[i] = i + d < K ? in[i] + in[i + d] : in[i]; });
+      ctx.sync();
+    }
+    X* v = q[p];
+    ctx.threads(1, [&](unsigned) {
+      if (j > 0)
+        y[t - 1] = *p0 + v[0];
+      else
+        y[w * T + T - 1] = X::infinity();
+    });
+    ctx.sync();  // v[0] is read before the tree adds into it
+    for (unsigned d = K / 2; d > 0; d >>= 1) {
+      // thread e < d sums the v, e >= d the t: reads [i + d], d <= i + d < 2d, not written here
+      ctx.threads(2 * d, [&](unsigned e) {
+        X* a = e < d ? v : ts;
+        const unsigned i = e < d ? e : e - d;
+        a[i] = a[i] + a[i + d];
+      });
+      ctx.sync();
+    }
+    ctx.threads(1, [&](unsigned) {
+      X acc = v[0];
+      for (unsigned d = 0; d < rl; ++d) acc = acc.dbl();
+      tot[t] = acc + ts[0];
+    });
+  }
+};
+
+/// windows[w] = S_0 + 2^lg_0 (S_1 + 2^lg_1 (... + 2^lg_(n-2) S_(n-1))),
+/// S_i = sums[i][w]: the levels of the block reduction put together.
+template <class X>
+struct horner_block_fn {
+  const X* sums;  ///< [levels][W]
+  unsigned levels, windows;
+  unsigned char lgs[reduce_block_levels];
+  X* out;
+
+  PL_HD void operator()(std::size_t w) const {
+    X acc = load(sums + std::size_t(levels - 1) * windows + w);
+    for (unsigned i = levels - 1; i-- > 0;) {
+      for (unsigned d = 0; d < lgs[i]; ++d) acc = acc.dbl();
+      acc = acc + load(sums + std::size_t(i) * windows + w);
+    }
+    out[w] = acc;
+  }
+};
+
 // ---- the pipeline ------------------------------------------------------------
 
 /// Sorted digits of one scalar vector: reused by every MSM over those scalars.
@@ -648,10 +814,66 @@ void bucket_pass(const Exec& ex, const shape& s, const digits& d, const A* point
   ex.for_each(s.partials_max[s.levels - 1], runsum_fn<X>{in_keys, in_parts, in_count, buckets, add});
 }
 
-/// Step 6: the s.sums window sums of the buckets of shape s into windows[0
-/// .. s.sums); scratch from `temp` as for prepare().
+/// The tree sums of step 6: in[w][0 .. m) summed into out[w] by fan-in
+/// reduce_fan_in launches, ping-ponging between part[0] and part[1].
 template <class Exec, class X>
-void reduce(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
+void sum_levels(const Exec& ex, std::size_t W, const X* in, std::size_t m, X* const part[2], X* out) {
+  unsigned flip = 0;
+  do {
+    const std::size_t out_m = (m + reduce_fan_in - 1) / reduce_fan_in;
+    X* dst = out_m == 1 ? out : part[flip];
+    ex.for_each(W * out_m, sum_fn<X>{in, m, out_m, dst});
+    in = dst;
+    m = out_m;
+    flip ^= 1;
+  } while (m > 1);
+}
+
+/// Step 6 with a block reduction (segment_block_fn): levels of segments of
+/// up to 2^(threads_log + run_log) points until one point is left a window.
+template <class Exec, class X>
+void reduce_block(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
+  const std::size_t W = s.sums;
+  horner_block_fn<X> h{nullptr, 0, unsigned(W), {}, windows};
+  unsigned char tls[reduce_block_levels] = {}, rls[reduce_block_levels] = {};
+  for (std::size_t m = s.half; m > 1;) {  // half is a power of 2
+    unsigned lg = 0;
+    while ((std::size_t(2) << lg) <= m) ++lg;
+    const unsigned rl = std::min<unsigned>(s.reduce.run_log, lg);
+    const unsigned tl = std::min<unsigned>(s.reduce.threads_log, lg - rl);
+    if (tl + rl == 0) throw std::logic_error("msm: block reduction without a segment");
+    tls[h.levels] = static_cast<unsigned char>(tl);
+    rls[h.levels] = static_cast<unsigned char>(rl);
+    h.lgs[h.levels++] = static_cast<unsigned char>(tl + rl);
+    m >>= tl + rl;
+  }
+  if (h.levels == 0) h.levels = 1;  // one bucket: a segment of one point (tl = rl = 0) passes it on
+  const std::size_t seg0 = std::max<std::size_t>(s.half >> h.lgs[0], 1);
+  X* tot = temp.take<X>(W * seg0);
+  X* ys[2] = {temp.take<X>(W * seg0), temp.take<X>(W * seg0)};
+  const std::size_t sum0 = (seg0 + reduce_fan_in - 1) / reduce_fan_in;
+  X* part_sums[2] = {temp.take<X>(W * sum0), temp.take<X>(W * sum0)};
+  X* level_sums = temp.take<X>(W * h.levels);
+  if (temp.counting()) return;
+
+  const X* x = buckets;
+  std::size_t m = s.half;
+  for (unsigned lv = 0; lv < h.levels; ++lv) {
+    const std::size_t T = m >> h.lgs[lv];
+    X* y = ys[lv % 2];
+    ex.for_each_block(W * T, 1u << tls[lv], segment_block_bytes<X>(tls[lv]),
+                      segment_block_fn<X>{x, m, T, tls[lv], rls[lv], tot, y});
+    sum_levels(ex, W, tot, T, part_sums, level_sums + std::size_t(lv) * W);
+    x = y;
+    m = T;
+  }
+  h.sums = level_sums;
+  ex.for_each(W, h);
+}
+
+/// Step 6 with reduce_kernel::serial, the levels of segment_fn.
+template <class Exec, class X>
+void reduce_serial(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
   const std::size_t W = s.sums;  // bucket sets to reduce
   const std::size_t seg0 = std::max<std::size_t>(s.half / reduce_seg, 1);  // segments of level 0
   X* tot = temp.take<X>(W * seg0);
@@ -669,22 +891,22 @@ void reduce(const Exec& ex, const shape& s, const X* buckets, X* windows, carver
     const std::size_t T = m / reduce_seg;
     X* y = ys[lv % 2];
     ex.for_each(W * T, segment_fn<X>{x, m, T, tot, y});
-    const X* in = tot;
-    std::size_t in_m = T;
-    unsigned flip = 0;
-    do {
-      const std::size_t out_m = (in_m + reduce_fan_in - 1) / reduce_fan_in;
-      X* out = out_m == 1 ? level_sums + std::size_t(lv) * W : part_sums[flip];
-      ex.for_each(W * out_m, sum_fn<X>{in, in_m, out_m, out});
-      in = out;
-      in_m = out_m;
-      flip ^= 1;
-    } while (in_m > 1);
+    sum_levels(ex, W, tot, T, part_sums, level_sums + std::size_t(lv) * W);
     x = y;
     m = T;
   }
   ex.for_each(W, weighted_fn<X>{x, m, s.reduce_levels ? top : windows});
   if (s.reduce_levels) ex.for_each(W, horner_fn<X>{top, level_sums, s.reduce_levels, unsigned(W), windows});
+}
+
+/// Step 6: the s.sums window sums of the buckets of shape s into windows[0
+/// .. s.sums), by s.reduce; scratch from `temp` as for prepare().
+template <class Exec, class X>
+void reduce(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
+  if (s.reduce.block)
+    reduce_block(ex, s, buckets, windows, temp);
+  else
+    reduce_serial(ex, s, buckets, windows, temp);
 }
 
 /// Steps 3-6: the s.sums window sums of sum_i s_i P_i into windows[0 ..

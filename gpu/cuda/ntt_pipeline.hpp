@@ -403,10 +403,14 @@ void tiled_passes(const Exec& ex, F* x, const F* tw, unsigned log_n) {
 ///              bits, e.g. BN254's Fr; others use exact_arith anyway);
 ///              unit (u1): the register step that holds the transform's
 ///              bit 0 skips its products by w^0 = 1 (3 of its 4); both
-///              with radix 2 only (the default's: fewer kernels to compile)
-/// Spelled "registers", "tiled" or "fused[:tT][:cC][:rR][:bB][:lL][:uU]"
-/// (e.g. "fused:t11:c1:r2:b256", "fused:t10:c1:r2:b128:l1:u1";
-/// parse_kernel, describe; l and u are 0 or 1, 0 by default).
+///              with radix 2 only (the default's: fewer kernels to compile);
+///              small tiles (sS): tiles of 2^S elements instead for
+///              transforms up to 2^small_tile_max_log (more, smaller
+///              resident blocks and a shorter tail there)
+/// Spelled "registers", "tiled" or "fused[:tT][:cC][:rR][:bB][:lL][:uU][:sS]"
+/// (e.g. "fused:t11:c1:r2:b256", "fused:t10:c1:r2:b128:l1:u1:s9";
+/// parse_kernel, describe; l and u are 0 or 1, 0 by default; s is 0, off,
+/// by default).
 struct kernel {
   enum kind_t : uint8_t { registers, tiled, fused };
   // fused:t10:c1:r2:b128 was the fastest shape of the sweep in
@@ -419,7 +423,18 @@ struct kernel {
   unsigned threads = 128;  ///< fused: threads per block (0: 128 for radix 3, else 256)
   bool lazy = false;       ///< fused: butterflies in [0, 2p) where the field allows
   bool unit = false;       ///< fused: no products by w^0 in the step at bit 0
+  unsigned small_tile_log = 0;  ///< fused: tile_log for transforms up to 2^small_tile_max_log (0: tile_log)
 };
+
+/// The largest transform that small_tile_log applies to: 2^9 tiles were
+/// faster than 2^10 at 2^20 and 2^22 on the H200 and slower at 2^24
+/// (docs/BENCHMARKS.md).
+constexpr unsigned small_tile_max_log = 22;
+
+/// The tile bits kernel k's fused passes use for a transform of 2^log_n.
+inline unsigned tile_log_for(const kernel& k, unsigned log_n) {
+  return k.small_tile_log && log_n <= small_tile_max_log ? k.small_tile_log : k.tile_log;
+}
 
 /// The largest tile the fused passes take (2^12 elements, 128 KiB for
 /// 32-byte elements: within the 227 KiB a block may opt in to).
@@ -430,7 +445,7 @@ inline std::string describe(const kernel& k) {
   if (k.kind == kernel::tiled) return "tiled";
   return "fused:t" + std::to_string(k.tile_log) + ":c" + std::to_string(k.cols) + ":r" +
          std::to_string(k.radix) + ":b" + std::to_string(k.threads) + (k.lazy ? ":l1" : "") +
-         (k.unit ? ":u1" : "");
+         (k.unit ? ":u1" : "") + (k.small_tile_log ? ":s" + std::to_string(k.small_tile_log) : "");
 }
 
 /// Parses describe()'s spelling; throws std::invalid_argument naming the
@@ -439,7 +454,7 @@ inline kernel parse_kernel(const std::string& spec) {
   kernel k;
   auto bad = [&](const std::string& why) {
     return std::invalid_argument("NTT kernel '" + spec + "': " + why +
-                                 " (registers | tiled | fused[:tT][:cC][:rR][:bB][:lL][:uU])");
+                                 " (registers | tiled | fused[:tT][:cC][:rR][:bB][:lL][:uU][:sS])");
   };
   std::size_t colon = spec.find(':');
   const std::string head = spec.substr(0, colon);
@@ -461,6 +476,7 @@ inline kernel parse_kernel(const std::string& spec) {
       case 'c': k.cols = v; break;
       case 'r': k.radix = v; break;
       case 'b': k.threads = v; break;
+      case 's': k.small_tile_log = v; break;
       case 'l':
       case 'u':
         if (v > 1) throw bad("'" + part + "': l and u take 0 or 1");
@@ -472,6 +488,9 @@ inline kernel parse_kernel(const std::string& spec) {
   }
   if (k.tile_log < 2 || k.tile_log > fused_max_tile_log) throw bad("tile bits must be 2 .. 12");
   if (k.cols >= k.tile_log) throw bad("column bits must be below the tile bits");
+  if (k.small_tile_log != 0 && (k.small_tile_log < 2 || k.small_tile_log > fused_max_tile_log))
+    throw bad("small tile bits must be 0 (off) or 2 .. 12");
+  if (k.small_tile_log != 0 && k.cols >= k.small_tile_log) throw bad("column bits must be below the small tile bits");
   if (k.radix < 1 || k.radix > 3) throw bad("radix must be 1 .. 3");
   if (k.threads != 0 && (k.threads > 1024 || (k.threads & (k.threads - 1)) != 0))
     throw bad("threads must be a power of two up to 1024");
@@ -481,7 +500,7 @@ inline kernel parse_kernel(const std::string& spec) {
 }
 
 /// The kernel transforms use unless told otherwise: PROOFLINE_NTT_KERNEL
-/// when set (parse_kernel's spelling), else fused:t10:c1:r2:b128:l1:u1
+/// when set (parse_kernel's spelling), else fused:t10:c1:r2:b128:l1:u1:s9
 /// (the fastest measured: docs/BENCHMARKS.md). Read once; a bad value
 /// throws std::invalid_argument at every use, naming the variable.
 inline const kernel& default_kernel() {
@@ -489,6 +508,7 @@ inline const kernel& default_kernel() {
     kernel k;
     k.lazy = true;
     k.unit = true;
+    k.small_tile_log = 9;
     return k;
   }(), parse_kernel);
   return choice.get();
@@ -576,14 +596,15 @@ struct fused_epilogue {
 template <bool Dif, unsigned K, class A, bool Unit, class Exec, class F>
 void fused_passes_k(const Exec& ex, F* x, const F* tw, unsigned log_n, const kernel& kc,
                     const fused_epilogue<F>& ep) {
-  const unsigned max_k = kc.tile_log - kc.cols;
+  const unsigned tile_log = tile_log_for(kc, log_n);
+  const unsigned max_k = tile_log - kc.cols;
   const unsigned count = (log_n + max_k - 1) / max_k;
   unsigned s0 = 0;
   for (unsigned p = 0; p < count; ++p) {
     const unsigned k = (log_n - s0) / (count - p);  // the remaining stages, spread evenly
     const unsigned lo = Dif ? log_n - s0 - k : s0;
     const bool top = lo == 0;
-    const unsigned room = kc.tile_log - k;  // column bits the tile has space for
+    const unsigned room = tile_log - k;  // column bits the tile has space for
     const unsigned avail = top ? log_n - k : lo;
     const unsigned mc = avail < room ? avail : room;
     const unsigned elems = 1u << (k + mc);

@@ -31,13 +31,17 @@ class device_guard {
 /// A non-blocking stream (does not synchronise with the legacy default stream).
 class stream {
  public:
-  /// Scheduling priorities: the device runs ready blocks of a `high` stream first.
-  enum priority { normal, high, low };
+  /// Scheduling priorities: the device runs ready blocks of a higher
+  /// stream first. `highest` is the device's greatest priority, `high` one
+  /// step below it where the device has more than one (numerically, greater
+  /// priorities are smaller numbers), `low` and `normal` its least.
+  enum priority { normal, high, low, highest };
   stream() { CUDA_OK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
   explicit stream(priority p) {
     int least = 0, greatest = 0;
     CUDA_OK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-    const int value = p == high ? greatest : p == low ? least : 0;
+    const int below_greatest = greatest < least ? greatest + 1 : greatest;
+    const int value = p == highest ? greatest : p == high ? below_greatest : p == low ? least : 0;
     CUDA_OK(cudaStreamCreateWithPriority(&s_, cudaStreamNonBlocking, value));
   }
   ~stream() {

@@ -58,7 +58,8 @@ cuda::ntt::kernel pick_kernel(const std::string& spec) {
 
 template <class C, class G>
 zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const typename C::scalar* scalars, std::size_t n,
-                        int device, unsigned window, bool fixed_base, unsigned chunks, const std::string& level1) {
+                        int device, unsigned window, bool fixed_base, unsigned chunks, const std::string& level1,
+                        const std::string& reduce) {
   using X = zk::ec::xyzz<G>;
   using S = typename C::scalar;
   device_guard guard(device);
@@ -67,6 +68,7 @@ zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const typename C::scala
   const cuda::msm::chunking ch = cuda::msm::split(n, cuda::msm::chunk_count(n, chunks));
   cuda::msm::shape sh = cuda::msm::plan(n, C::fr::params::bits, window, fixed_base, ch.count);
   if (!level1.empty()) sh.level1 = cuda::msm::parse_level1(level1);
+  if (!reduce.empty()) sh.reduce = cuda::msm::parse_reduce(reduce);
   device_buffer<zk::ec::affine<G>> d_points(fixed_base ? n * sh.windows : n);
   if (n)
     CUDA_OK(cudaMemcpyAsync(d_points.get(), points, n * sizeof(points[0]), cudaMemcpyHostToDevice, s));
@@ -267,10 +269,12 @@ std::string ntt_kernel_name(const std::string& spec) { return cuda::ntt::describ
 #define PROOFLINE_TESTING_CURVE(C)                                                                        \
   template zk::ec::jacobian<C::g1_group> msm<C, C::g1_group>(const zk::ec::affine<C::g1_group>*,          \
                                                              const C::scalar*, std::size_t, int, unsigned, \
-                                                             bool, unsigned, const std::string&);          \
+                                                             bool, unsigned, const std::string&,           \
+                                                             const std::string&);                          \
   template zk::ec::jacobian<C::g2_group> msm<C, C::g2_group>(const zk::ec::affine<C::g2_group>*,          \
                                                              const C::scalar*, std::size_t, int, unsigned, \
-                                                             bool, unsigned, const std::string&);          \
+                                                             bool, unsigned, const std::string&,           \
+                                                             const std::string&);                          \
   template void ntt<C::fr>(C::fr*, unsigned, bool, int, const std::string&);                              \
   template void odd_coset<C::fr>(C::fr*, unsigned, int, const std::string&);                              \
   template void field_ops<C::fr>(const C::fr*, const C::fr*, C::fr*, C::fr*, C::fr*, std::size_t, int);  \

@@ -19,11 +19,13 @@ namespace proofline::gpu::cuda::testing {
 /// fixed_base precomputes the window multiples of the points first; chunks:
 /// the scalars are uploaded and digested in that many chunks (msm_chunked),
 /// 1 = whole, 0 = msm::chunk_count()'s choice for n; level1: the level-1
-/// kernel as msm::parse_level1 spells it, empty = msm::default_level1().
+/// kernel as msm::parse_level1 spells it, empty = msm::default_level1();
+/// reduce: the window reduction as msm::parse_reduce spells it, empty =
+/// msm::default_reduce().
 template <class C, class G>
 zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const typename C::scalar* scalars, std::size_t n,
                         int device, unsigned window = 0, bool fixed_base = false, unsigned chunks = 0,
-                        const std::string& level1 = "");
+                        const std::string& level1 = "", const std::string& reduce = "");
 
 /// Natural-order forward or inverse NTT of data[0 .. 2^log_n), in place;
 /// kernel: which passes, as ntt::parse_kernel spells them (gpu/cuda/

@@ -114,7 +114,7 @@ constexpr const char* ntt_kernels[] = {
     "fused:t11:c0:r2:b256",      "fused:t12:c0:r2:b512",    "fused:t4:c1:r1:b4",
     "fused:t5:c2:r3",            "fused:t10:c1:r2:b128:l1", "fused:t10:c1:r2:b128:u1",
     "fused:t10:c1:r2:b128:l1:u1", "fused:t11:c1:r2:b256:l1:u1", "fused:t6:c0:r2:b8:u1",
-    "fused:t4:c1:r2:b4:l1:u1"};
+    "fused:t4:c1:r2:b4:l1:u1",   "fused:t10:c1:r2:b128:l1:u1:s9", "fused:t6:c1:r2:b8:l1:u1:s3"};
 
 template <class F>
 void check_ntt(unsigned log_n) {
@@ -215,6 +215,29 @@ void level1_suite(const char* group) {
       }
       CHECK(cudat::msm<C, G>(p.data(), s.data(), p.size(), device(), 5, false, 3, spec).to_affine() == want);
       }
+  }
+}
+
+/// The window reductions (serial, the default block, and block shapes from
+/// a thread a point to a thread a segment) against the CPU backend, on
+/// windows from 2 buckets to 2^15 (every level count the block kernel has
+/// at these sizes), plain, fixed base and chunked.
+template <class C, class G>
+void reduce_suite(const char* group) {
+  using test::scalar_mix;
+  CAPTURE(group);
+  std::mt19937_64 rng(710);
+  auto p = test::make_points<C, G>(1500, rng);
+  const auto s = test::make_scalars<C>(p.size(), scalar_mix::uniform, rng);
+  const auto want = gpu::cpu::msm<G, C::fr::N>(p.data(), s.data(), p.size(), pool()).to_affine();
+  for (const char* spec : {"serial", "block", "block:t8:r0", "block:t0:r4", "block:t3:r2", "block:t7:r2"}) {
+    CAPTURE(spec);
+    for (unsigned c : {2u, 7u, 11u, 16u}) {
+      CAPTURE(c);
+      CHECK(cudat::msm<C, G>(p.data(), s.data(), p.size(), device(), c, false, 1, "", spec).to_affine() == want);
+    }
+    CHECK(cudat::msm<C, G>(p.data(), s.data(), p.size(), device(), 0, true, 1, "", spec).to_affine() == want);
+    CHECK(cudat::msm<C, G>(p.data(), s.data(), p.size(), device(), 5, false, 3, "", spec).to_affine() == want);
   }
 }
 
@@ -375,6 +398,13 @@ TEST_CASE("both level-1 MSM kernels (plain and lazy Fq2 products) equal the CPU 
   SUBCASE("BN254 G2") { level1_suite<zk::bn254, zk::bn254::g2_group>("G2"); }
   SUBCASE("BLS12-381 G1") { level1_suite<zk::bls12_381, zk::bls12_381::g1_group>("G1"); }
   SUBCASE("BLS12-381 G2") { level1_suite<zk::bls12_381, zk::bls12_381::g2_group>("G2"); }
+}
+
+TEST_CASE("every window reduction (serial and block shapes) equals the CPU backend") {
+  SUBCASE("BN254 G1") { reduce_suite<zk::bn254, zk::bn254::g1_group>("G1"); }
+  SUBCASE("BN254 G2") { reduce_suite<zk::bn254, zk::bn254::g2_group>("G2"); }
+  SUBCASE("BLS12-381 G1") { reduce_suite<zk::bls12_381, zk::bls12_381::g1_group>("G1"); }
+  SUBCASE("BLS12-381 G2") { reduce_suite<zk::bls12_381, zk::bls12_381::g2_group>("G2"); }
 }
 
 TEST_CASE("MSMs with the scalars uploaded in chunks under compute equal whole ones and the CPU backend's") {

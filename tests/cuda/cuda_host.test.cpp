@@ -252,7 +252,10 @@ constexpr const char* ntt_kernels[] = {"registers",
                                        "fused:t5:c2:r2:u1",
                                        "fused:t6:c0:r2:b8:u1",
                                        "fused:t12:c0:r2:l1",
-                                       "fused:t3:c0:r2:b2:l1:u1"};
+                                       "fused:t3:c0:r2:b2:l1:u1",
+                                       "fused:t10:c1:r2:b128:l1:u1:s9",
+                                       "fused:t6:c1:r2:b8:l1:u1:s3",
+                                       "fused:t5:c0:r2:s4"};
 
 template <class F>
 void check_ntt(unsigned log_n, std::mt19937_64& rng) {
@@ -402,6 +405,65 @@ TEST_CASE("an MSM whose scalars are cut into chunks equals the unchunked one and
     std::vector<zk::bn254::scalar> zeros(3, zk::bn254::scalar::zero());
     CHECK(test::emulated_msm<zk::bn254, g1>(p, zeros, 0, true, 3).is_infinity());
     CHECK(test::emulated_msm<zk::bn254, g1>({}, {}, 0, true, 3).is_infinity());
+  }
+}
+
+template <class C, class G>
+void check_reduce(const gpu::cuda::msm::reduce_kernel& k, std::mt19937_64& rng) {
+  namespace msm = gpu::cuda::msm;
+  using test::scalar_mix;
+  for (std::size_t n : {std::size_t(1), std::size_t(37), std::size_t(300)})
+    for (unsigned c : {2u, 3u, 6u, 10u, 13u})
+      for (bool fixed : {false, true})
+        for (unsigned chunks : {1u, 3u}) {
+          if (fixed && chunks > 1) continue;
+          CAPTURE(n);
+          CAPTURE(c);
+          CAPTURE(fixed);
+          CAPTURE(chunks);
+          auto p = test::make_points<C, G>(n, rng);
+          auto sc = test::make_scalars<C>(n, c % 2 ? scalar_mix::uniform : scalar_mix::skewed, rng);
+          const auto want = gpu::cpu::msm<G, C::fr::N>(p.data(), sc.data(), n, pool()).to_affine();
+          CHECK(test::emulated_msm<C, G>(p, sc, c, fixed, chunks, msm::default_level1(), k).to_affine() == want);
+        }
+}
+
+TEST_CASE("every window reduction (serial and block shapes) gives the CPU backend's sums") {
+  namespace msm = gpu::cuda::msm;
+  CHECK(msm::parse_reduce("serial") == msm::reduce_kernel::serial());
+  CHECK(msm::parse_reduce("block") == msm::reduce_kernel::blocked(6, 3));
+  CHECK(msm::parse_reduce("block:t8:r0") == msm::reduce_kernel::blocked(8, 0));
+  CHECK(msm::parse_reduce("block:t0:r6") == msm::reduce_kernel::blocked(0, 6));
+  CHECK(msm::parse_reduce("block:t6:r3") == msm::parse_reduce("block"));
+  CHECK(msm::parse_reduce("block:t5:r3") != msm::parse_reduce("block"));
+  CHECK(msm::describe(msm::parse_reduce("block:t2:r1")) == "block:t2:r1");
+  CHECK(msm::describe(msm::reduce_kernel::serial()) == "serial");
+  for (const char* bad : {"", "Block", "blocks", "serial:block", "block:t9:r1", "block:t1:r7", "block:t0:r0",
+                          "block:t5", "block:t5:r3:", "block:t05:r3", "block:tx:r3", "block:r3:t5"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(msm::parse_reduce(bad), std::invalid_argument);
+  }
+  // 3K + 1 points of shared memory: 32 threads of BN254 G2 XYZZ points (256 bytes) in 24.25 KiB
+  CHECK(msm::segment_block_bytes<zk::ec::xyzz<zk::bn254::g2_group>>(5) == 97 * 256);
+  std::mt19937_64 rng(31);
+  // serial, the default block, a thread a point (the plain scan), a thread
+  // a segment (no scan), and one between, each on every group
+  std::vector<msm::reduce_kernel> kernels;
+  for (const char* spec : {"serial", "block", "block:t3:r0", "block:t0:r2", "block:t2:r1"})
+    kernels.push_back(msm::parse_reduce(spec));
+  const auto each = [&](auto check) {
+    for (const auto& k : kernels) {
+      CAPTURE(msm::describe(k));
+      check(k);
+    }
+  };
+  SUBCASE("BN254 G1") { each([&](const auto& k) { check_reduce<zk::bn254, zk::bn254::g1_group>(k, rng); }); }
+  SUBCASE("BN254 G2") { each([&](const auto& k) { check_reduce<zk::bn254, zk::bn254::g2_group>(k, rng); }); }
+  SUBCASE("BLS12-381 G1") {
+    each([&](const auto& k) { check_reduce<zk::bls12_381, zk::bls12_381::g1_group>(k, rng); });
+  }
+  SUBCASE("BLS12-381 G2") {
+    each([&](const auto& k) { check_reduce<zk::bls12_381, zk::bls12_381::g2_group>(k, rng); });
   }
 }
 
@@ -571,9 +633,16 @@ TEST_CASE("NTT kernel names parse, print back, and bad ones are refused") {
   CHECK(ntt::describe(lu) == "fused:t10:c1:r2:b128:l1:u1");
   CHECK(ntt::describe(ntt::parse_kernel("fused:l1:u0")) == "fused:t10:c1:r2:b128:l1");
   CHECK(ntt::describe(ntt::parse_kernel("fused:u1")) == "fused:t10:c1:r2:b128:u1");
+  const ntt::kernel sm = ntt::parse_kernel("fused:l1:u1:s9");
+  CHECK(ntt::describe(sm) == "fused:t10:c1:r2:b128:l1:u1:s9");
+  CHECK(ntt::tile_log_for(sm, 20) == 9);
+  CHECK(ntt::tile_log_for(sm, ntt::small_tile_max_log) == 9);
+  CHECK(ntt::tile_log_for(sm, ntt::small_tile_max_log + 1) == 10);
+  CHECK(ntt::tile_log_for(lu, 20) == 10);
+  CHECK(ntt::describe(ntt::parse_kernel("fused:s0")) == "fused:t10:c1:r2:b128");
   for (const char* bad : {"", "fast", "tiled:t10", "fused:", "fused:t13", "fused:t10:c10", "fused:r4", "fused:r0",
                           "fused:b100", "fused:x3", "fused:t", "fused:t1x", "fused:l2", "fused:u10", "tiled:l1",
-                          "fused:r3:l1", "fused:r1:u1"}) {
+                          "fused:r3:l1", "fused:r1:u1", "fused:s1", "fused:s13", "fused:c2:s2", "fused:s"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(ntt::parse_kernel(bad), std::invalid_argument);
   }

@@ -16,12 +16,13 @@ namespace proofline::test {
 /// lets plan() choose the window; fixed_base precomputes the window
 /// multiples; chunks > 1 runs msm::chunked() over that many chunks of the
 /// scalars (chunks = 0: msm::chunk_count()'s choice for the size); level1:
-/// the level-1 kernel (plain or lazy Fq2 products).
+/// the level-1 kernel (plain or lazy Fq2 products); reduce: step 6's kernel.
 template <class C, class G>
 zk::ec::jacobian<G> emulated_msm(const std::vector<zk::ec::affine<G>>& points,
                                  const std::vector<typename C::scalar>& scalars, unsigned c = 0,
                                  bool fixed_base = false, unsigned chunks = 1,
-                                 const gpu::cuda::msm::level1_kernel& level1 = gpu::cuda::msm::default_level1()) {
+                                 const gpu::cuda::msm::level1_kernel& level1 = gpu::cuda::msm::default_level1(),
+                                 gpu::cuda::msm::reduce_kernel reduce = gpu::cuda::msm::default_reduce()) {
   namespace msm = gpu::cuda::msm;
   using A = zk::ec::affine<G>;
   using X = zk::ec::xyzz<G>;
@@ -30,6 +31,7 @@ zk::ec::jacobian<G> emulated_msm(const std::vector<zk::ec::affine<G>>& points,
   const msm::chunking ch = msm::split(points.size(), msm::chunk_count(points.size(), chunks));
   msm::shape s = msm::plan(points.size(), C::fr::params::bits, c, fixed_base, ch.count);
   s.level1 = level1;
+  s.reduce = reduce;
   std::vector<A> table;
   if (fixed_base) {
     table.resize(points.size() * s.windows);
