@@ -635,10 +635,22 @@ struct horner_fn {
 /// Levels of the block reduction at most (2^31 buckets, 2 a segment).
 constexpr unsigned reduce_block_levels = 31;
 
-/// Shared memory segment_block_fn needs: 3K + 1 points for K threads.
+/// Shared memory segment_block_fn needs: 3K + 1 points for K = 2^threads_log threads.
 template <class X>
 constexpr std::size_t segment_block_bytes(unsigned threads_log) {
   return (3 * (std::size_t(1) << threads_log) + 1) * sizeof(X);
+}
+
+/// The most shared memory a block of the block reduction takes (a block may
+/// opt in to more than this on every GPU since sm_80).
+constexpr std::size_t reduce_block_bytes_max = std::size_t(96) << 10;
+
+/// threads_log as asked, lowered until a block's points fit
+/// reduce_block_bytes_max: at most 2^7 threads for G1 points, 2^6 for G2 ones.
+template <class X>
+constexpr unsigned block_threads_log(unsigned asked) {
+  while (asked > 0 && segment_block_bytes<X>(asked) > reduce_block_bytes_max) --asked;
+  return asked;
 }
 
 /// Block t = (window w, segment j) of a level with m points a window, in
@@ -840,7 +852,7 @@ void reduce_block(const Exec& ex, const shape& s, const X* buckets, X* windows, 
     unsigned lg = 0;
     while ((std::size_t(2) << lg) <= m) ++lg;
     const unsigned rl = std::min<unsigned>(s.reduce.run_log, lg);
-    const unsigned tl = std::min<unsigned>(s.reduce.threads_log, lg - rl);
+    const unsigned tl = std::min<unsigned>(block_threads_log<X>(s.reduce.threads_log), lg - rl);
     if (tl + rl == 0) throw std::logic_error("msm: block reduction without a segment");
     tls[h.levels] = static_cast<unsigned char>(tl);
     rls[h.levels] = static_cast<unsigned char>(rl);

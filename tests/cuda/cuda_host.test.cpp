@@ -445,6 +445,14 @@ TEST_CASE("every window reduction (serial and block shapes) gives the CPU backen
   }
   // 3K + 1 points of shared memory: 32 threads of BN254 G2 XYZZ points (256 bytes) in 24.25 KiB
   CHECK(msm::segment_block_bytes<zk::ec::xyzz<zk::bn254::g2_group>>(5) == 97 * 256);
+  // larger blocks than fit 96 KiB take fewer threads: 2^8 BN254 G1 points
+  // (128 bytes) take 96.1 KiB, 2^7 BLS12-381 G2 ones (384 bytes) 144.4 KiB
+  CHECK(msm::block_threads_log<zk::ec::xyzz<zk::bn254::g1_group>>(8) == 7);
+  CHECK(msm::block_threads_log<zk::ec::xyzz<zk::bn254::g1_group>>(6) == 6);
+  CHECK(msm::block_threads_log<zk::ec::xyzz<zk::bn254::g2_group>>(8) == 6);
+  CHECK(msm::block_threads_log<zk::ec::xyzz<zk::bls12_381::g1_group>>(8) == 7);
+  CHECK(msm::block_threads_log<zk::ec::xyzz<zk::bls12_381::g2_group>>(8) == 6);
+  CHECK(msm::block_threads_log<zk::ec::xyzz<zk::bls12_381::g2_group>>(0) == 0);
   std::mt19937_64 rng(31);
   // serial, the default block, a thread a point (the plain scan), a thread
   // a segment (no scan), and one between, each on every group
