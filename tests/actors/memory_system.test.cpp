@@ -366,7 +366,7 @@ struct heavy_world : std::enable_shared_from_this<heavy_world> {
       return p;
     };
     ops.finalize = [](const zk::groth16::key_ptr&, const gpu::partition_ptr&,
-                      const gpu::result_ptr&) { return finalized_files{"{}", "[]"}; };
+                      const gpu::result_ptr&) { return finalized_files{"{}", "[]", false, false, 0, {}}; };
     ops.write_file = [](const std::string&, std::string_view) {};
     return ops;
   }

@@ -444,7 +444,7 @@ TEST_CASE_FIXTURE(det_fixture, "control refuses requests until it is wired, then
   runtime_config rc;
   rc.memory_budget = 1 << 20;
   start(rc);
-  self->send(ctl, attach_atom::value, control_wiring{rt->registry(), rt->memory(), {}});
+  self->send(ctl, attach_atom::value, control_wiring{rt->registry(), rt->memory(), {}, {}});
   sub.text = "bad";
   self->send(ctl, submit_atom::value, sub);
   sub.text = "../elsewhere/w.wtns";
