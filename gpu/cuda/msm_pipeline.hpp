@@ -180,9 +180,10 @@ inline std::string describe(const reduce_kernel& k) {
 }
 
 /// The reduction MSMs use unless told otherwise: PROOFLINE_MSM_REDUCE when
-/// set, else block (t6, r3: the fastest measured at 2^20-2^24, G1, G2 and
-/// BLS12-381 G1, docs/BENCHMARKS.md). Read once; a bad value throws std::invalid_argument at
-/// every use, naming the variable.
+/// set, else block (t6, r3: within 3% of the fastest shape measured on every
+/// group at 2^20-2^24, and the fewest additions among those;
+/// docs/BENCHMARKS.md). Read once; a bad value throws std::invalid_argument
+/// at every use, naming the variable.
 inline reduce_kernel default_reduce() {
   static const env_setting<reduce_kernel> choice("PROOFLINE_MSM_REDUCE", reduce_kernel::blocked(), parse_reduce);
   return choice.get();
