@@ -55,13 +55,18 @@ constexpr std::size_t exec_block_scratch_max = 227 << 10;
 struct device_exec {
   cudaStream_t stream = nullptr;
 
+  /// threads: a block's threads, a multiple of 32 up to exec_block (0: exec_block).
   template <class F>
-  void for_each(std::size_t n, const F& f) const {
+  void for_each(std::size_t n, const F& f, unsigned threads = 0) const {
     if (n == 0) return;
-    std::size_t grid = (n + exec_block - 1) / exec_block;
+    const unsigned tpb = threads ? threads : exec_block;
+    if (tpb > exec_block || tpb % 32 != 0)
+      throw backend_error("for_each: " + std::to_string(tpb) + " threads a block (a multiple of 32 up to " +
+                          std::to_string(exec_block) + ")");
+    std::size_t grid = (n + tpb - 1) / tpb;
     if (grid > std::size_t(std::numeric_limits<int>::max()))
       throw backend_error("for_each: " + std::to_string(n) + " threads exceed one launch");
-    for_each_kernel<F><<<unsigned(grid), exec_block, 0, stream>>>(f, n);
+    for_each_kernel<F><<<unsigned(grid), tpb, 0, stream>>>(f, n);
     CUDA_OK(cudaGetLastError());
   }
 

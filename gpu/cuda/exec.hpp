@@ -4,7 +4,8 @@
 // for sorting and scanning) and on the host (host_exec below: plain loops),
 // where the tests check the kernels' logic on a machine without a GPU.
 //
-//   for_each(n, f)       f(i) for every i < n, in any order; f is a PL_HD functor
+//   for_each(n, f[, t])  f(i) for every i < n, in any order; f is a PL_HD functor
+//                        (t: threads a block on the device, 0 = the default)
 //   for_each_block(b, t, bytes, f)
 //                        f(block, ctx) for b blocks of t threads sharing
 //                        `bytes` of scratch (shared memory); f's per-thread
@@ -77,7 +78,7 @@ struct host_block {
 /// Runs the pipelines on the calling thread, over host memory.
 struct host_exec {
   template <class F>
-  void for_each(std::size_t n, const F& f) const {
+  void for_each(std::size_t n, const F& f, unsigned = 0) const {
     for (std::size_t i = 0; i < n; ++i) f(i);
   }
 

@@ -111,24 +111,40 @@ constexpr unsigned max_levels = 8;
 constexpr uint32_t sign_bit = 0x80000000u;
 
 /// How step 3 (level 1, nearly all of an MSM's additions) sums its runs.
-/// Spelled "xyzz" or "xyzz:lazy" (parse_level1).
+/// Spelled "xyzz" or "xyzz:lazy", optionally followed by ":bN" (parse_level1).
 struct level1_kernel {
   /// Fq2 groups: products with one reduction less (zk::ff::fp2_lazy); the
   /// same sums. Ignored for G1.
   bool lazy = false;
+  /// Threads a block of the launch (32, 64, 128 or 256; 0: level1_threads()
+  /// for the points). The kernel is the same either way.
+  unsigned threads = 0;
 };
 
-/// "xyzz" (plain products) or "xyzz:lazy"; throws std::invalid_argument
-/// naming the problem.
+/// "xyzz" (plain products) or "xyzz:lazy", then optionally ":b32", ":b64",
+/// ":b128" or ":b256"; throws std::invalid_argument naming the problem.
 inline level1_kernel parse_level1(const std::string& spec) {
-  if (spec == "xyzz") return level1_kernel{false};
-  if (spec == "xyzz:lazy") return level1_kernel{true};
-  throw std::invalid_argument("msm kernel '" + spec + "': unknown kernel (expected xyzz or xyzz:lazy)");
+  level1_kernel k;
+  std::string head = spec;
+  const std::size_t b = spec.rfind(":b");
+  if (b != std::string::npos) {
+    const std::string n = spec.substr(b + 2);
+    for (unsigned t : {32u, 64u, 128u, 256u})
+      if (n == std::to_string(t)) k.threads = t;
+    if (k.threads == 0)
+      throw std::invalid_argument("msm kernel '" + spec + "': threads a block must be 32, 64, 128 or 256");
+    head = spec.substr(0, b);
+  }
+  if (head == "xyzz:lazy")
+    k.lazy = true;
+  else if (head != "xyzz")
+    throw std::invalid_argument("msm kernel '" + spec + "': unknown kernel (expected xyzz or xyzz:lazy, then :bN)");
+  return k;
 }
 
 /// The spelling parse_level1 reads back.
 inline std::string describe(const level1_kernel& k) {
-  return k.lazy ? "xyzz:lazy" : "xyzz";
+  return std::string(k.lazy ? "xyzz:lazy" : "xyzz") + (k.threads ? ":b" + std::to_string(k.threads) : "");
 }
 
 /// The level-1 kernel MSMs use unless told otherwise: PROOFLINE_MSM_KERNEL
@@ -511,21 +527,33 @@ struct partial_sums {
   }
 };
 
+/// Threads a block of the level-1 launch for affine points A unless the
+/// kernel says: 128 for points larger than BN254 G1's (G2, BLS12-381 G1),
+/// whose kernels hold one 256-thread block an SM (230-255 registers), so
+/// half-size blocks give the SM's scheduler finer pieces to balance: 2-3%
+/// faster on the H200 (docs/BENCHMARKS.md); 256 (the executor's) for BN254
+/// G1, where smaller blocks were 2-3% slower.
+template <class A>
+constexpr unsigned level1_threads() {
+  return sizeof(A) > 64 ? 128 : 0;
+}
+
 /// Step 3 with kernel k: the level-1 functor over the points (lazy products
 /// for Fq2 groups when k.lazy).
 template <class A, class X, class Exec>
 void level1(const Exec& ex, const level1_kernel& k, std::size_t m, const uint32_t* keys, const uint32_t* count,
             const uint32_t* base, unsigned L, uint32_t* out_keys, X* out, const uint32_t* vals, const A* points) {
   using G = typename A::group;
+  const unsigned threads = k.threads ? k.threads : level1_threads<A>();
   if constexpr (is_plain_fp2<typename G::field>::value) {
     if (k.lazy) {
       using F = level_runs_fn<X, signed_points<A, lazy_group<G>>>;
-      ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}});
+      ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}}, threads);
       return;
     }
   }
   using F = level_runs_fn<X, signed_points<A>>;
-  ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}});
+  ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}}, threads);
 }
 
 // ---- step 5: runsum --------------------------------------------------------

@@ -207,7 +207,7 @@ void level1_suite(const char* group) {
     const auto& s = inputs[k];
     const auto want = gpu::cpu::msm<G, C::fr::N>(p.data(), s.data(), p.size(), pool()).to_affine();
     for (bool lazy : {false, true}) {
-      const std::string spec = msm::describe(msm::level1_kernel{lazy});
+      const std::string spec = msm::describe(msm::level1_kernel{lazy, lazy ? 64u : 0u});
       CAPTURE(spec);
       for (bool fixed : {false, true}) {
         CAPTURE(fixed);

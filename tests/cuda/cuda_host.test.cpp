@@ -487,8 +487,21 @@ TEST_CASE("the level-1 kernel: spellings, and both kernels give the CPU backend'
     CHECK(msm::parse_level1(spec).lazy == lazy);
   }
   CHECK(msm::describe(msm::level1_kernel{}) == "xyzz");
+  for (const char* spec : {"xyzz:b32", "xyzz:lazy:b64", "xyzz:b128", "xyzz:lazy:b256"}) {
+    CAPTURE(spec);
+    CHECK(msm::describe(msm::parse_level1(spec)) == spec);
+  }
+  CHECK(msm::parse_level1("xyzz:lazy:b128").lazy);
+  CHECK(msm::parse_level1("xyzz:lazy:b128").threads == 128);
+  CHECK(msm::parse_level1("xyzz").threads == 0);
+  // unless spelled: 256 (the executor's) for BN254 G1, 128 for larger points
+  CHECK(msm::level1_threads<zk::ec::affine<zk::bn254::g1_group>>() == 0);
+  CHECK(msm::level1_threads<zk::ec::affine<zk::bn254::g2_group>>() == 128);
+  CHECK(msm::level1_threads<zk::ec::affine<zk::bls12_381::g1_group>>() == 128);
+  CHECK(msm::level1_threads<zk::ec::affine<zk::bls12_381::g2_group>>() == 128);
   for (const char* bad : {"", "xyz", "xyzzy", "xyzz:", "xyzz:r128", "xyzz:lazy:r168", "affine", "xyzz:lazy:lazy",
-                          "xyzz::lazy", "XYZZ"}) {
+                          "xyzz::lazy", "XYZZ", "xyzz:b", "xyzz:b100", "xyzz:b512", "xyzz:b128:lazy", "xyzz:b0128",
+                          ":b128", "xyzz:b128:b64"}) {
     CAPTURE(bad);
     CHECK_THROWS_AS(msm::parse_level1(bad), std::invalid_argument);
   }
@@ -502,7 +515,7 @@ TEST_CASE("the level-1 kernel: spellings, and both kernels give the CPU backend'
   const auto want = gpu::cpu::msm<G, C::fr::N>(points.data(), scalars.data(), n, pool()).to_affine();
   const gpu::cuda::host_exec ex{};
   const msm::chunking ch = msm::split(n, 3);
-  for (const char* spec : {"xyzz", "xyzz:lazy"}) {
+  for (const char* spec : {"xyzz", "xyzz:lazy", "xyzz:lazy:b64"}) {
     CAPTURE(spec);
     msm::shape s = msm::plan(n, C::fr::params::bits, 6, false, ch.count);
     s.level1 = msm::parse_level1(spec);
