@@ -48,20 +48,15 @@
 //              are summed by 4-way additions and Horner's rule (log2 L
 //              doublings a level) puts the levels together. The reduction
 //              is latency-bound (a chain of dependent additions on few
-//              threads), so its kernel trades additions for a shorter chain:
-//              - block (the default, reduce_kernel, PROOFLINE_MSM_REDUCE): a
-//                block of K = 2^6 threads takes a segment of L = 8K buckets,
-//                each thread a run of 8 by running sums from the top, and a
-//                suffix scan and a tree in shared memory put the runs
-//                together (segment_block_fn). About 3.6 full additions a
-//                bucket; a G1 reduction of 2^15 buckets waits for about 85
-//                additions in a row (two levels);
-//              - serial: a thread a segment of L = 8 (2 additions a bucket),
-//                levels until at most 16 remain, which one thread sums.
-//                About 2.3 additions a bucket, about 180 in a row.
-//              On the H200 the block kernel's MSMs are 1-13% faster, most at
-//              2^20 where the reduction is a larger share
-//              (docs/BENCHMARKS.md).
+//              threads), so a block of K = 2^6 threads takes a segment of
+//              L = 8K buckets, each thread a run of 8 by running sums from
+//              the top (2 additions a bucket), and a suffix scan and a tree
+//              in shared memory put the runs together (segment_block_fn,
+//              reduce_kernel, PROOFLINE_MSM_REDUCE). About 3.6 full
+//              additions a bucket, and a G1 reduction of 2^15 buckets waits
+//              for about 85 in a row (two levels). A thread a segment of 8
+//              (2.3 additions a bucket, about 180 in a row) was 1-13% slower
+//              on the H200 (docs/BENCHMARKS.md).
 //  7. combine  (host) the W window sums by Horner's rule: c doublings each.
 //
 // Chunked scalars (chunked()): steps 1-5 run once per chunk of the scalars,
@@ -156,52 +151,45 @@ inline level1_kernel default_level1() {
   return choice.get();
 }
 
-/// How step 6 reduces the buckets to window sums: `serial` (a thread a
-/// segment of reduce_seg buckets, running sums) or `block` (a block of
+/// How step 6 reduces the buckets to window sums: a block of
 /// 2^threads_log threads a segment, each thread a run of 2^run_log buckets
 /// by running sums, the runs put together by a scan and a tree in shared
-/// memory). Spelled "serial", "block" (threads_log 6, run_log 3) or
-/// "block:tT:rR" (parse_reduce).
+/// memory. Spelled "block" (threads_log 6, run_log 3) or "block:tT:rR"
+/// (parse_reduce).
 struct reduce_kernel {
-  bool block = false;
-  unsigned char threads_log = 6;  ///< block: 2^threads_log threads a segment (0-8)
-  unsigned char run_log = 3;      ///< block: 2^run_log buckets a thread (0-6)
+  unsigned char threads_log = 6;  ///< 2^threads_log threads a segment (0-8)
+  unsigned char run_log = 3;      ///< 2^run_log buckets a thread (0-6)
 
-  static constexpr reduce_kernel serial() { return reduce_kernel{}; }
-  static constexpr reduce_kernel blocked(unsigned char t = 6, unsigned char r = 3) { return {true, t, r}; }
-  bool operator==(const reduce_kernel& o) const {
-    return block == o.block && (!block || (threads_log == o.threads_log && run_log == o.run_log));
-  }
+  bool operator==(const reduce_kernel& o) const { return threads_log == o.threads_log && run_log == o.run_log; }
   bool operator!=(const reduce_kernel& o) const { return !(*this == o); }
 };
 
-/// "serial", "block" or "block:tT:rR" (T in 0-8, R in 0-6, not both 0);
-/// throws std::invalid_argument naming the problem.
+/// "block" or "block:tT:rR" (T in 0-8, R in 0-6, not both 0); throws
+/// std::invalid_argument naming the problem.
 inline reduce_kernel parse_reduce(const std::string& spec) {
-  const std::string expected = "': expected serial, block or block:tT:rR (T 0-8, R 0-6)";
-  if (spec == "serial") return reduce_kernel::serial();
-  if (spec == "block") return reduce_kernel::blocked();
+  const auto bad = [&] {
+    return std::invalid_argument("msm reduction '" + spec + "': expected block or block:tT:rR (T 0-8, R 0-6)");
+  };
+  if (spec == "block") return reduce_kernel{};
+  if (spec.size() != 11 || spec.compare(0, 7, "block:t") != 0 || spec.compare(8, 2, ":r") != 0) throw bad();
   const auto digit = [&](std::size_t i) { return spec[i] >= '0' && spec[i] <= '9' ? unsigned(spec[i] - '0') : 99u; };
-  if (spec.size() != 11 || spec.compare(0, 7, "block:t") != 0 || spec.compare(8, 2, ":r") != 0)
-    throw std::invalid_argument("msm reduction '" + spec + expected);
   const unsigned t = digit(7), r = digit(10);
-  if (t > 8 || r > 6 || t + r == 0) throw std::invalid_argument("msm reduction '" + spec + expected);
-  return reduce_kernel::blocked(static_cast<unsigned char>(t), static_cast<unsigned char>(r));
+  if (t > 8 || r > 6 || t + r == 0) throw bad();
+  return reduce_kernel{static_cast<unsigned char>(t), static_cast<unsigned char>(r)};
 }
 
 /// The spelling parse_reduce reads back.
 inline std::string describe(const reduce_kernel& k) {
-  if (!k.block) return "serial";
   return "block:t" + std::to_string(k.threads_log) + ":r" + std::to_string(k.run_log);
 }
 
 /// The reduction MSMs use unless told otherwise: PROOFLINE_MSM_REDUCE when
-/// set, else block (t6, r3: within 3% of the fastest shape measured on every
-/// group at 2^20-2^24, and the fewest additions among those;
-/// docs/BENCHMARKS.md). Read once; a bad value throws std::invalid_argument
-/// at every use, naming the variable.
+/// set, else t6:r3 (within 3% of the fastest shape measured on every group
+/// at 2^20-2^24, and the fewest additions among those; docs/BENCHMARKS.md).
+/// Read once; a bad value throws std::invalid_argument at every use, naming
+/// the variable.
 inline reduce_kernel default_reduce() {
-  static const env_setting<reduce_kernel> choice("PROOFLINE_MSM_REDUCE", reduce_kernel::blocked(), parse_reduce);
+  static const env_setting<reduce_kernel> choice("PROOFLINE_MSM_REDUCE", reduce_kernel{}, parse_reduce);
   return choice.get();
 }
 
@@ -223,7 +211,6 @@ struct shape {
   unsigned levels = 0;        ///< chunked levels, level 1 included
   std::size_t partials_max[max_levels] = {};  ///< upper bound of the partials each level writes
   std::size_t chunks_max[max_levels] = {};    ///< threads (chunks) of each level
-  unsigned reduce_levels = 0;  ///< segment levels of step 6 (L buckets -> 1 each)
   /// A chunk of a larger MSM (chunk_shape()): scalar i here is scalar
   /// offset + i of the whole, and a fixed base's window w of it is point
   /// w * table_n + offset + i. Otherwise offset = 0 and table_n = n.
@@ -233,10 +220,6 @@ struct shape {
   reduce_kernel reduce;  ///< how step 6 runs (default_reduce() by plan())
 };
 
-/// Buckets a reduction thread takes (step 6) and the most the last level may hold.
-constexpr uint32_t reduce_seg = 8;
-constexpr unsigned reduce_seg_log = 3;
-constexpr uint32_t reduce_final = 16;
 /// Points added by one thread when the segment sums are summed.
 constexpr uint32_t reduce_fan_in = 4;
 
@@ -305,8 +288,6 @@ inline shape plan(std::size_t n, unsigned bits, unsigned c = 0, bool fixed_base 
     L = s.chunk;
   } while (run > run_limit);
 
-  s.reduce_levels = 0;
-  for (uint32_t m = s.half; m > reduce_final; m /= reduce_seg) ++s.reduce_levels;
   return s;
 }
 
@@ -582,32 +563,6 @@ struct runsum_fn {
 
 // ---- step 6: window sums ---------------------------------------------------
 
-/// Thread t = (window w, segment j) of a level with m points per window:
-/// tot[w][j] = sum_{k<L} (k+1) x[w][jL+k] and y[w][j-1] = sum_{k<L} x[w][jL+k]
-/// (y[w][T-1] = infinity), T = m / L segments.
-template <class X>
-struct segment_fn {
-  const X* x;
-  std::size_t m, T;
-  X* tot;
-  X* y;
-
-  PL_HD void operator()(std::size_t t) const {
-    const std::size_t w = t / T, j = t % T;
-    const X* b = x + w * m + j * reduce_seg;
-    X run = X::infinity(), acc = X::infinity();
-    for (uint32_t k = reduce_seg; k-- > 0;) {
-      run = run + load(b + k);
-      acc = acc + run;  // point k counted k + 1 times
-    }
-    tot[t] = acc;
-    if (j > 0)
-      y[t - 1] = run;
-    else
-      y[w * T + T - 1] = X::infinity();
-  }
-};
-
 /// out[w][j] = sum_{k<F} in[w][jF+k] (indices past m read as infinity).
 template <class X>
 struct sum_fn {
@@ -623,41 +578,6 @@ struct sum_fn {
       if (i < m) acc = acc + load(in + w * m + i);
     }
     out[t] = acc;
-  }
-};
-
-/// out[w] = sum_{b<m} (b+1) x[w][b], serially (m <= reduce_final).
-template <class X>
-struct weighted_fn {
-  const X* x;
-  std::size_t m;
-  X* out;
-
-  PL_HD void operator()(std::size_t w) const {
-    X run = X::infinity(), acc = X::infinity();
-    for (std::size_t b = m; b-- > 0;) {
-      run = run + load(x + w * m + b);
-      acc = acc + run;
-    }
-    out[w] = acc;
-  }
-};
-
-/// windows[w] = S_0 + L (S_1 + L (... + L R_top)), S_i = sums[i][w].
-template <class X>
-struct horner_fn {
-  const X* top;
-  const X* sums;  ///< [levels][W]
-  unsigned levels, windows;
-  X* out;
-
-  PL_HD void operator()(std::size_t w) const {
-    X acc = load(top + w);
-    for (unsigned i = levels; i-- > 0;) {
-      for (unsigned d = 0; d < reduce_seg_log; ++d) acc = acc.dbl();
-      acc = acc + load(sums + std::size_t(i) * windows + w);
-    }
-    out[w] = acc;
   }
 };
 
@@ -684,9 +604,9 @@ constexpr unsigned block_threads_log(unsigned asked) {
 
 /// Block t = (window w, segment j) of a level with m points a window, in
 /// segments of L = K R points (K = 2^tl threads, runs of R = 2^rl points):
-/// as segment_fn, tot[t] = sum_{k<L} (k+1) x[w][jL+k] and y[w][j-1] =
-/// sum_{k<L} x[w][jL+k] (y[w][T-1] = infinity), T = m / L.
-/// Thread i sums its run x[w][jL+iR ..] from the top as segment_fn does:
+/// tot[t] = sum_{k<L} (k+1) x[w][jL+k] and y[w][j-1] = sum_{k<L} x[w][jL+k]
+/// (y[w][T-1] = infinity), T = m / L.
+/// Thread i sums its run x[w][jL+iR ..] from the top by running sums:
 /// p_i = sum_k x_(iR+k), t_i = sum_k (k+1) x_(iR+k) (2R additions in a row).
 /// The point at iR+k counts iR+k+1 = (k+1) + iR times, so
 ///   tot = sum_i t_i + R sum_i i p_i,   sum_i i p_i = sum_i v_i,
@@ -759,9 +679,9 @@ struct segment_block_fn {
 };
 
 /// windows[w] = S_0 + 2^lg_0 (S_1 + 2^lg_1 (... + 2^lg_(n-2) S_(n-1))),
-/// S_i = sums[i][w]: the levels of the block reduction put together.
+/// S_i = sums[i][w]: the levels of the reduction put together.
 template <class X>
-struct horner_block_fn {
+struct horner_fn {
   const X* sums;  ///< [levels][W]
   unsigned levels, windows;
   unsigned char lgs[reduce_block_levels];
@@ -870,84 +790,61 @@ void sum_levels(const Exec& ex, std::size_t W, const X* in, std::size_t m, X* co
   } while (m > 1);
 }
 
-/// Step 6 with a block reduction (segment_block_fn): levels of segments of
-/// up to 2^(threads_log + run_log) points until one point is left a window.
-template <class Exec, class X>
-void reduce_block(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
-  const std::size_t W = s.sums;
-  horner_block_fn<X> h{nullptr, 0, unsigned(W), {}, windows};
-  unsigned char tls[reduce_block_levels] = {}, rls[reduce_block_levels] = {};
-  for (std::size_t m = s.half; m > 1;) {  // half is a power of 2
+/// The levels of step 6 over H buckets of points X: level i takes segments
+/// of 2^(tl[i] + rl[i]) points, 2^tl[i] threads a block, until one point
+/// is left a window (H a power of 2; one level of one point for H = 1).
+struct reduce_levels {
+  unsigned count = 0;
+  unsigned char tl[reduce_block_levels] = {}, rl[reduce_block_levels] = {};
+};
+
+template <class X>
+reduce_levels plan_reduce(std::size_t half, const reduce_kernel& k) {
+  reduce_levels p;
+  for (std::size_t m = half; m > 1;) {
     unsigned lg = 0;
     while ((std::size_t(2) << lg) <= m) ++lg;
-    const unsigned rl = std::min<unsigned>(s.reduce.run_log, lg);
-    const unsigned tl = std::min<unsigned>(block_threads_log<X>(s.reduce.threads_log), lg - rl);
-    if (tl + rl == 0) throw std::logic_error("msm: block reduction without a segment");
-    tls[h.levels] = static_cast<unsigned char>(tl);
-    rls[h.levels] = static_cast<unsigned char>(rl);
-    h.lgs[h.levels++] = static_cast<unsigned char>(tl + rl);
+    const unsigned rl = std::min<unsigned>(k.run_log, lg);
+    const unsigned tl = std::min<unsigned>(block_threads_log<X>(k.threads_log), lg - rl);
+    if (tl + rl == 0) throw std::logic_error("msm: window reduction without a segment");
+    p.tl[p.count] = static_cast<unsigned char>(tl);
+    p.rl[p.count++] = static_cast<unsigned char>(rl);
     m >>= tl + rl;
   }
-  if (h.levels == 0) h.levels = 1;  // one bucket: a segment of one point (tl = rl = 0) passes it on
+  if (p.count == 0) p.count = 1;  // one bucket: a segment of one point passes it on
+  return p;
+}
+
+/// Step 6: the s.sums window sums of the buckets of shape s into windows[0
+/// .. s.sums), by s.reduce (segment_block_fn level after level, the sums of
+/// each level's tot, horner_fn); scratch from `temp` as for prepare().
+template <class Exec, class X>
+void reduce(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
+  const std::size_t W = s.sums;
+  const reduce_levels lv = plan_reduce<X>(s.half, s.reduce);
+  horner_fn<X> h{nullptr, lv.count, unsigned(W), {}, windows};
+  for (unsigned i = 0; i < lv.count; ++i) h.lgs[i] = static_cast<unsigned char>(lv.tl[i] + lv.rl[i]);
   const std::size_t seg0 = std::max<std::size_t>(s.half >> h.lgs[0], 1);
   X* tot = temp.take<X>(W * seg0);
   X* ys[2] = {temp.take<X>(W * seg0), temp.take<X>(W * seg0)};
   const std::size_t sum0 = (seg0 + reduce_fan_in - 1) / reduce_fan_in;
   X* part_sums[2] = {temp.take<X>(W * sum0), temp.take<X>(W * sum0)};
-  X* level_sums = temp.take<X>(W * h.levels);
+  X* level_sums = temp.take<X>(W * lv.count);
   if (temp.counting()) return;
 
   const X* x = buckets;
   std::size_t m = s.half;
-  for (unsigned lv = 0; lv < h.levels; ++lv) {
-    const std::size_t T = m >> h.lgs[lv];
-    X* y = ys[lv % 2];
-    ex.for_each_block(W * T, 1u << tls[lv], segment_block_bytes<X>(tls[lv]),
-                      segment_block_fn<X>{x, m, T, tls[lv], rls[lv], tot, y});
-    sum_levels(ex, W, tot, T, part_sums, level_sums + std::size_t(lv) * W);
+  for (unsigned i = 0; i < lv.count; ++i) {
+    const std::size_t T = m >> h.lgs[i];
+    X* y = ys[i % 2];
+    ex.for_each_block(W * T, 1u << lv.tl[i], segment_block_bytes<X>(lv.tl[i]),
+                      segment_block_fn<X>{x, m, T, lv.tl[i], lv.rl[i], tot, y});
+    sum_levels(ex, W, tot, T, part_sums, level_sums + std::size_t(i) * W);
     x = y;
     m = T;
   }
   h.sums = level_sums;
   ex.for_each(W, h);
-}
-
-/// Step 6 with reduce_kernel::serial, the levels of segment_fn.
-template <class Exec, class X>
-void reduce_serial(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
-  const std::size_t W = s.sums;  // bucket sets to reduce
-  const std::size_t seg0 = std::max<std::size_t>(s.half / reduce_seg, 1);  // segments of level 0
-  X* tot = temp.take<X>(W * seg0);
-  X* ys[2] = {temp.take<X>(W * seg0), temp.take<X>(W * seg0)};
-  const std::size_t sum0 = (seg0 + reduce_fan_in - 1) / reduce_fan_in;
-  X* part_sums[2] = {temp.take<X>(W * sum0), temp.take<X>(W * sum0)};
-  X* level_sums = temp.take<X>(W * std::max(s.reduce_levels, 1u));
-  X* top = temp.take<X>(W);
-  if (temp.counting()) return;
-
-  // levels of segments, the sums of their tot_j, the last few serially
-  const X* x = buckets;
-  std::size_t m = s.half;
-  for (unsigned lv = 0; lv < s.reduce_levels; ++lv) {
-    const std::size_t T = m / reduce_seg;
-    X* y = ys[lv % 2];
-    ex.for_each(W * T, segment_fn<X>{x, m, T, tot, y});
-    sum_levels(ex, W, tot, T, part_sums, level_sums + std::size_t(lv) * W);
-    x = y;
-    m = T;
-  }
-  ex.for_each(W, weighted_fn<X>{x, m, s.reduce_levels ? top : windows});
-  if (s.reduce_levels) ex.for_each(W, horner_fn<X>{top, level_sums, s.reduce_levels, unsigned(W), windows});
-}
-
-/// Step 6: the s.sums window sums of the buckets of shape s into windows[0
-/// .. s.sums), by s.reduce; scratch from `temp` as for prepare().
-template <class Exec, class X>
-void reduce(const Exec& ex, const shape& s, const X* buckets, X* windows, carver& temp) {
-  if (s.reduce.block)
-    reduce_block(ex, s, buckets, windows, temp);
-  else
-    reduce_serial(ex, s, buckets, windows, temp);
 }
 
 /// Steps 3-6: the s.sums window sums of sum_i s_i P_i into windows[0 ..

@@ -218,7 +218,7 @@ void level1_suite(const char* group) {
   }
 }
 
-/// The window reductions (serial, the default block, and block shapes from
+/// The window reductions (the default, and block shapes from
 /// a thread a point to a thread a segment) against the CPU backend, on
 /// windows from 2 buckets to 2^15 (every level count the block kernel has
 /// at these sizes), plain, fixed base and chunked.
@@ -230,7 +230,7 @@ void reduce_suite(const char* group) {
   auto p = test::make_points<C, G>(1500, rng);
   const auto s = test::make_scalars<C>(p.size(), scalar_mix::uniform, rng);
   const auto want = gpu::cpu::msm<G, C::fr::N>(p.data(), s.data(), p.size(), pool()).to_affine();
-  for (const char* spec : {"serial", "block", "block:t8:r0", "block:t0:r4", "block:t3:r2", "block:t7:r2"}) {
+  for (const char* spec : {"block", "block:t8:r0", "block:t0:r4", "block:t3:r2", "block:t7:r2"}) {
     CAPTURE(spec);
     for (unsigned c : {2u, 7u, 11u, 16u}) {
       CAPTURE(c);
@@ -400,7 +400,7 @@ TEST_CASE("both level-1 MSM kernels (plain and lazy Fq2 products) equal the CPU 
   SUBCASE("BLS12-381 G2") { level1_suite<zk::bls12_381, zk::bls12_381::g2_group>("G2"); }
 }
 
-TEST_CASE("every window reduction (serial and block shapes) equals the CPU backend") {
+TEST_CASE("every window reduction shape equals the CPU backend") {
   SUBCASE("BN254 G1") { reduce_suite<zk::bn254, zk::bn254::g1_group>("G1"); }
   SUBCASE("BN254 G2") { reduce_suite<zk::bn254, zk::bn254::g2_group>("G2"); }
   SUBCASE("BLS12-381 G1") { reduce_suite<zk::bls12_381, zk::bls12_381::g1_group>("G1"); }
