@@ -26,8 +26,8 @@
 #   G2_KERNELS, BN_G1_KERNELS, BLS_G1_KERNELS, BLS_G2_KERNELS
 #                    level-1 kernels to time (msm::parse_level1's spelling;
 #                    defaults below: both for G2, G1 has one)
-#   REDUCES="serial block"  window reductions to time (msm::parse_reduce's
-#                    spelling, e.g. block:t7:r2)
+#   REDUCES="block block:t7:r2"  window reductions to time
+#                    (msm::parse_reduce's spelling)
 #   RUNS=10          timed runs per size (the figure is their median)
 #   MSM_TEST_LOG_N=14  largest G1 MSM size step 1 checks
 #   SKIP_TESTS=1     timings only
@@ -43,25 +43,13 @@ g2_kernels=${G2_KERNELS:-"xyzz xyzz:lazy"}
 bn_g1_kernels=${BN_G1_KERNELS:-"xyzz"}
 bls_g1_kernels=${BLS_G1_KERNELS:-"xyzz"}
 bls_g2_kernels=${BLS_G2_KERNELS:-"xyzz xyzz:lazy"}
-reduces=${REDUCES:-"serial block"}
+reduces=${REDUCES:-"block block:t7:r2"}
 
 # ---- 1. correctness ----------------------------------------------------------
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  t0=$(date +%s)
-  timeout 150 "$gtest" -tc='both level-1*' > "$work/logs/test-level1.log" 2>&1
-  rc=$?
-  note "test level-1 kernels: rc=$rc ($(tail -3 "$work/logs/test-level1.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
-  [ "$rc" = 0 ] || failed=1
-  t0=$(date +%s)
-  timeout 150 "$gtest" -tc='every window reduction*' > "$work/logs/test-reduce.log" 2>&1
-  rc=$?
-  note "test window reductions: rc=$rc ($(tail -3 "$work/logs/test-reduce.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
-  [ "$rc" = 0 ] || failed=1
-  t0=$(date +%s)
-  PROOFLINE_GPU_TEST_LOG_N=${MSM_TEST_LOG_N:-14} timeout 120 "$gtest" -tc='MSMs*' > "$work/logs/test-msm.log" 2>&1
-  rc=$?
-  note "test MSM: rc=$rc ($(tail -3 "$work/logs/test-msm.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
-  [ "$rc" = 0 ] || failed=1
+  bench_gtest "level-1 kernels" test-level1 'both level-1*'
+  bench_gtest "window reductions" test-reduce 'every window reduction*'
+  TIMEOUT=120 bench_gtest MSM test-msm 'MSMs*' PROOFLINE_GPU_TEST_LOG_N="${MSM_TEST_LOG_N:-14}"
 fi
 
 # ---- 2. timings ----------------------------------------------------------------

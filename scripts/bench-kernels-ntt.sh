@@ -37,21 +37,11 @@ read -r -a shapes <<< "$kernels"
 
 # ---- 1. correctness ----------------------------------------------------------
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  t0=$(date +%s)
-  PROOFLINE_GPU_TEST_LOG_N=${GPU_TEST_LOG_N:-20} timeout 150 "$gtest" -tc='NTTs*' > "$work/logs/test-ntt.log" 2>&1
-  rc=$?
-  note "test NTT (all kernels, up to 2^${GPU_TEST_LOG_N:-20}): rc=$rc ($(tail -3 "$work/logs/test-ntt.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
-  [ "$rc" = 0 ] || failed=1
-  t0=$(date +%s)
-  PROOFLINE_GPU_TEST_LOG_N=${MSM_TEST_LOG_N:-14} timeout 120 "$gtest" -tc='MSMs on the GPU*' > "$work/logs/test-msm.log" 2>&1
-  rc=$?
-  note "test MSM: rc=$rc ($(tail -3 "$work/logs/test-msm.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
-  [ "$rc" = 0 ] || failed=1
-  t0=$(date +%s)
-  PROOFLINE_NTT_KERNEL=${shapes[0]} timeout 120 "$gtest" -tc='whole partitions*' > "$work/logs/test-prove-fused.log" 2>&1
-  rc=$?
-  note "test whole partitions with PROOFLINE_NTT_KERNEL=${shapes[0]}: rc=$rc ($(tail -3 "$work/logs/test-prove-fused.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
-  [ "$rc" = 0 ] || failed=1
+  bench_gtest "NTT (all kernels, up to 2^${GPU_TEST_LOG_N:-20})" test-ntt 'NTTs*' \
+    PROOFLINE_GPU_TEST_LOG_N="${GPU_TEST_LOG_N:-20}"
+  TIMEOUT=120 bench_gtest MSM test-msm 'MSMs on the GPU*' PROOFLINE_GPU_TEST_LOG_N="${MSM_TEST_LOG_N:-14}"
+  TIMEOUT=120 bench_gtest "whole partitions with PROOFLINE_NTT_KERNEL=${shapes[0]}" test-prove-fused \
+    'whole partitions*' PROOFLINE_NTT_KERNEL="${shapes[0]}"
 fi
 
 # ---- 2. timings ----------------------------------------------------------------

@@ -39,6 +39,21 @@ bench_kernels_setup() {
   note() { echo "$*" | tee -a "$summary"; }
 }
 
+# bench_gtest LABEL LOG FILTER [VAR=VALUE...]: after bench_kernels_setup,
+# cuda_gpu_test's cases matching FILTER (doctest -tc) under the given
+# environment, output to work/logs/LOG.log, within TIMEOUT seconds (default
+# 150); notes LABEL with the exit code, the assertions and the seconds, and
+# sets failed=1 when it fails.
+bench_gtest() {
+  local label=$1 log=$2 filter=$3 t0 rc
+  shift 3
+  t0=$(date +%s)
+  env "$@" timeout "${TIMEOUT:-150}" "$gtest" -tc="$filter" > "$work/logs/$log.log" 2>&1
+  rc=$?
+  note "test $label: rc=$rc ($(tail -3 "$work/logs/$log.log" | grep -o 'assertions:.*' | head -1)), $(($(date +%s) - t0)) s"
+  [ "$rc" = 0 ] || failed=1
+}
+
 # bench_bundle WORK OUT NAME JOBS...: packs WORK/reports, WORK/logs, JOBS (job
 # files), WORK/inputs/verification_key.json, WORK/summary.txt and the proofs
 # of every WORK/out/<run>/<job> for the jobs named by the glob PROOFS_OF
