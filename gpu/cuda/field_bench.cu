@@ -28,9 +28,15 @@ __device__ __forceinline__ fq product(const fq& a, const fq& b) {
     fq r;
     zk::ff::mont32::mul_wide<fq::params>(r.l, a.l, b.l);
     return r;
-  } else {
+  } else if constexpr (V == 3) {
     fq r;
     zk::ff::mont32::mul_pairs<zk::ff::mont32::ptx_chain, fq::params>(r.l, a.l, b.l);
+    return r;
+  } else {
+    // the same chains with the accumulators' (W + 2)-th word kept, as they
+    // must be for an operand up to 2^256 - 1
+    fq r;
+    zk::ff::mont32::mul_pairs<zk::ff::mont32::ptx_chain, fq::params, zk::ff::mont32::any_operand>(r.l, a.l, b.l);
     return r;
   }
 }
@@ -82,13 +88,14 @@ std::vector<field_bench_row> field_bench(int device) {
       case 0: chains<0><<<blocks, 256, 0, s>>>(d_in.get(), d_out.get(), iters, threads); break;
       case 1: chains<1><<<blocks, 256, 0, s>>>(d_in.get(), d_out.get(), iters, threads); break;
       case 2: chains<2><<<blocks, 256, 0, s>>>(d_in.get(), d_out.get(), iters, threads); break;
-      default: chains<3><<<blocks, 256, 0, s>>>(d_in.get(), d_out.get(), iters, threads); break;
+      case 3: chains<3><<<blocks, 256, 0, s>>>(d_in.get(), d_out.get(), iters, threads); break;
+      default: chains<4><<<blocks, 256, 0, s>>>(d_in.get(), d_out.get(), iters, threads); break;
     }
     CUDA_OK(cudaGetLastError());
   };
   const char* names[] = {"mul 0 generic 64-bit words", "mul 1 PTX carry chains", "mul 2 64-bit accumulators",
-                         "mul 3 PTX paired chains"};
-  for (int v = 0; v < 4; ++v) {
+                         "mul 3 PTX paired chains", "mul 3 with a (W+2)-th word"};
+  for (int v = 0; v < 5; ++v) {
     std::vector<double> ms;
     for (int r = 0; r < 6; ++r) {
       start.record(s);

@@ -83,11 +83,12 @@ constexpr bool spare_bits() {
 /// subtraction. Bound: after the W rows the value is (a b + M p) / R with
 /// M < R, so r < a b / R + p < (4p / R) p + p < 2p. The running value
 /// stays below a + p (each row adds at most (2^32 - 1)(a + p) to t < a + p
-/// and divides by 2^32), well within the W + 2 words of A + B.
+/// and divides by 2^32): within W + 1 words when 5p < R
+/// (mont32::spare_word<P>(4), BN254 Fr), else W + 2.
 template <class Chain, class P>
 PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   uint32_t t[2 * P::limbs];
-  zk::ff::mont32::mul_pairs_unreduced<Chain, P>(t, a, b);
+  zk::ff::mont32::mul_pairs_unreduced<Chain, P, 4>(t, a, b);
   put<P::limbs>(r, t);
 }
 

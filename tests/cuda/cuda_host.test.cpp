@@ -75,8 +75,27 @@ void check_mont32(std::mt19937_64& rng) {
   CHECK(r == F::from_standard(big));
   mont32::mul_wide<P>(r.l, a.l, r2.l);
   CHECK(r == F::from_standard(big));
-  mont32::mul_pairs<mont32::host_chain, P>(r.l, a.l, r2.l);
+  mont32::mul_pairs<mont32::host_chain, P, mont32::any_operand>(r.l, a.l, r2.l);
   CHECK(r == F::from_standard(big));
+}
+
+TEST_CASE("mont32: which products drop the accumulators' top word") {
+  // (k + 1) p < 2^(32W) for operands a < k p: BN254 Fq and Fr, BLS12-381
+  // Fq and Fr for k = 1; only BN254 Fr (the lazy NTT, k = 4) among the
+  // scalar fields for k = 4; never for any operand.
+  using bn_fq = zk::bn254::fq::params;
+  using bn_fr = zk::bn254::fr::params;
+  using bls_fq = zk::bls12_381::fq::params;
+  using bls_fr = zk::bls12_381::fr::params;
+  CHECK(mont32::spare_word<bn_fq>(1));
+  CHECK(mont32::spare_word<bn_fr>(1));
+  CHECK(mont32::spare_word<bls_fq>(1));
+  CHECK(mont32::spare_word<bls_fr>(1));
+  CHECK(mont32::spare_word<bn_fr>(4));
+  CHECK_FALSE(mont32::spare_word<bls_fr>(4));
+  CHECK_FALSE(mont32::spare_word<bn_fq>(mont32::any_operand));
+  // BN254's top word is 0x30644e72: 5 (top + 1) fits 2^32, 6 (top + 1) does not.
+  CHECK_FALSE(mont32::spare_word<bn_fr>(5));
 }
 
 template <class C, class G>

@@ -130,11 +130,14 @@ struct fp {
       r2.l[i] = P::r2(i);
       a.l[i] = x.l[i];
     }
-    // x may be up to 2^(64N) - 1. The portable product takes that when the
-    // other operand (R^2 mod p) is < p, and its result is < p; the x86-64
-    // assembly needs both operands < p, so the host takes the portable one.
-#if defined(__CUDA_ARCH__)
-    return a * r2;
+    // x may be up to 2^(64N) - 1. The portable product and the device's
+    // paired chains told so (mont32::any_operand) take that when the other
+    // operand (R^2 mod p) is < p, and their result is < p; the x86-64
+    // assembly and the default device product need both operands < p.
+#if defined(__CUDA_ARCH__) && PROOFLINE_FF_PTX
+    fp r;
+    mont32::mul_pairs<mont32::ptx_chain, P, mont32::any_operand>(r.l, a.l, r2.l);
+    return r;
 #else
     return a.mul_generic(r2);
 #endif

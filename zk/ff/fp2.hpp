@@ -35,63 +35,49 @@ __device__ __noinline__ fp2<F> fp2_mul_lazy_call(fp2<F> a, fp2<F> b);
 /// tests run the same steps (host_chain) as the device (ptx_chain).
 namespace fp2_lazy {
 
-/// t[0 .. 2W) = x y: rows of paired chains (mont32::mul_pairs's order: even
-/// words of x into A, odd ones into B), then A + B.
+/// t[0 .. 2W) = x y (any x, y < 2^(32W)): rows of paired chains at fixed
+/// word positions (mont32::pairs_row, as mont32::mul_pairs_unreduced adds
+/// them), then E + O. After row i the value is below 2^(32(W + i + 1)), so
+/// no chain carries past position i + W.
 template <class Chain, unsigned W>
 PL_HD void wide(uint32_t* t, const uint32_t* x, const uint32_t* y) {
-  uint32_t A[2 * W], B[2 * W];
-  PL_UNROLL for (unsigned j = 0; j < 2 * W; ++j) A[j] = B[j] = 0;
-  PL_UNROLL for (unsigned i = 0; i < W; ++i) {
-    const uint32_t bi = y[i];
-    {
-      Chain c;  // A[i ..] += sum over even k of x[k] y[i] 2^(32k); A < 2^(32(W+i+1)) after the row
-      A[i] = c.mad_lo_cc(x[0], bi, A[i]);
-      A[i + 1] = c.madc_hi_cc(x[0], bi, A[i + 1]);
-      PL_UNROLL for (unsigned k = 2; k < W; k += 2) {
-        A[i + k] = c.madc_lo_cc(x[k], bi, A[i + k]);
-        A[i + k + 1] = c.madc_hi_cc(x[k], bi, A[i + k + 1]);
-      }
-      A[i + W] = c.addc(A[i + W], 0);
-    }
-    {
-      Chain c;  // B[i ..] += sum over odd k; its last word, B[i + W], takes no carry out (same bound)
-      B[i + 1] = c.mad_lo_cc(x[1], bi, B[i + 1]);
-      B[i + 2] = c.madc_hi_cc(x[1], bi, B[i + 2]);
-      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
-        B[i + k] = c.madc_lo_cc(x[k], bi, B[i + k]);
-        B[i + k + 1] = c.madc_hi_cc(x[k], bi, B[i + k + 1]);
-      }
-    }
+  constexpr unsigned S = 2 * W + 2;
+  uint32_t E[S], O[S];
+  PL_UNROLL for (unsigned j = 0; j < S; ++j) E[j] = O[j] = 0;
+  PL_UNROLL for (unsigned i = 0; i < W; i += 2) {
+    mont32::pairs_row<Chain, false, true, W>(E, O, mont32::array_words{x}, y[i], i, 0, 0);
+    mont32::pairs_row<Chain, false, true, W>(O, E, mont32::array_words{x}, y[i + 1], i + 1, 0, 0);
   }
   Chain c;
-  t[0] = c.add_cc(A[0], B[0]);
-  PL_UNROLL for (unsigned j = 1; j < 2 * W; ++j) t[j] = c.addc_cc(A[j], B[j]);
+  t[0] = c.add_cc(E[0], O[0]);
+  PL_UNROLL for (unsigned j = 1; j < 2 * W; ++j) t[j] = c.addc_cc(E[j], O[j]);
 }
 
-/// r = T R^-1 mod p for T < p R (2W words): (T_lo + M p) / R by
-/// mont32::reduce_row (M makes the low W words vanish; the
-/// quotient is at most p), plus T_hi (< p), minus p unless that borrows.
+/// r = T R^-1 mod p for T < p R (2W words): (T_lo + M p) / R by Montgomery
+/// rows at fixed word positions (mont32::reduce_at; M makes the low W
+/// words vanish, the quotient is at most p), plus T_hi (< p), minus p
+/// unless that borrows. The live value stays below R + 2^32 p, within
+/// W + 1 words when 2p < R (mont32::spare_word<P>(1)).
 template <class Chain, class P>
 PL_HD void redc(uint64_t* r, const uint32_t* T) {
   constexpr unsigned W = 2 * P::limbs;
-  const uint32_t inv = uint32_t(P::inv);
-  uint32_t A[W + 2], B[W + 2];
-  PL_UNROLL for (unsigned j = 0; j < W; ++j) {
-    A[j] = T[j];
-    B[j] = 0;
+  constexpr unsigned S = 2 * W + 2;
+  constexpr bool spare = mont32::spare_word<P>(1);
+  uint32_t E[S], O[S];
+  PL_UNROLL for (unsigned j = 0; j < S; ++j) {
+    E[j] = j < W ? T[j] : 0;
+    O[j] = 0;
   }
-  A[W] = A[W + 1] = B[W] = B[W + 1] = 0;
-  uint32_t low_a = 0, low_b = 0;  // the previous row's cancelled low words (their sum is 0 or 2^32)
-  PL_UNROLL for (unsigned i = 0; i < W; ++i) {
-    const uint32_t carry = (low_a | low_b) != 0;
-    const uint32_t m = (A[0] + B[0] + carry) * inv;
-    mont32::reduce_row<Chain, P, true>(A, B, m, low_a, low_b);
+  uint32_t lo0 = 0, lo1 = 0;  // the words that cancelled at the previous position
+  PL_UNROLL for (unsigned i = 0; i < W; i += 2) {
+    mont32::reduce_at<Chain, P, true, spare, W>(E, O, i, lo0, lo1);
+    mont32::reduce_at<Chain, P, true, spare, W>(O, E, i + 1, lo0, lo1);
   }
   uint32_t t[W];
   {
     Chain c;  // (T_lo + M p) / R + T_hi < 2p < 2^(32W)
-    c.add_cc(low_a, low_b);
-    PL_UNROLL for (unsigned j = 0; j < W; ++j) t[j] = c.addc_cc(A[j], B[j]);
+    c.add_cc(lo0, lo1);
+    PL_UNROLL for (unsigned j = 0; j < W; ++j) t[j] = c.addc_cc(E[W + j], O[W + j]);
   }
   {
     Chain c;

@@ -55,6 +55,7 @@ struct host_chain {
   uint32_t madc_lo_cc(uint32_t a, uint32_t b, uint32_t c) { return put(uint64_t(a * b) + c + cf); }
   uint32_t mad_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return put(hi(a, b) + c); }
   uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) { return put(hi(a, b) + c + cf); }
+  uint32_t madc_hi(uint32_t a, uint32_t b, uint32_t c) { return uint32_t(hi(a, b) + c + cf); }
 
  private:
   static uint64_t hi(uint32_t a, uint32_t b) { return (uint64_t(a) * b) >> 32; }
@@ -121,6 +122,11 @@ struct ptx_chain {
   __device__ __forceinline__ uint32_t madc_hi_cc(uint32_t a, uint32_t b, uint32_t c) {
     uint32_t r;
     asm volatile("madc.hi.cc.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
+    return r;
+  }
+  __device__ __forceinline__ uint32_t madc_hi(uint32_t a, uint32_t b, uint32_t c) {
+    uint32_t r;
+    asm volatile("madc.hi.u32 %0, %1, %2, %3;" : "=r"(r) : "r"(a), "r"(b), "r"(c));
     return r;
   }
 };
@@ -236,105 +242,143 @@ PL_HD void sub(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   put<P::limbs>(r, d);
 }
 
-/// One reduction row of the paired-chain product: A += m p's products at
-/// even words of p (low and high halves), B += those at odd words, then
-/// both drop their low word (A[0] + B[0] is now 0 mod 2^32) into low_a,
-/// low_b and shift down one word. The carry of those dropped words (their
-/// sum is 0 or 2^32) joins the next row: FoldLow adds it at the head of A's
-/// chain here; otherwise the caller's next product row takes it.
-/// A and B have W + 2 words.
-template <class Chain, class P, bool FoldLow>
-PL_HD void reduce_row(uint32_t* A, uint32_t* B, uint32_t m, uint32_t& low_a, uint32_t& low_b) {
+/// Operand bound of a product that may be any value below 2^(32W) (a
+/// standard-form value on its way to Montgomery form, fp::from_standard).
+constexpr unsigned any_operand = ~0u;
+
+/// Whether the paired-chain product of a < k p and b < p keeps its running
+/// value within W + 1 words, so that the accumulators need no (W + 2)-th
+/// word and their chains end one step sooner. Each row keeps the value
+/// below (k + 1) p (it adds at most (2^32 - 1)(k p + p) to a value below
+/// (k + 1) p and divides by 2^32), so before a row's division it is below
+/// (k + 1) p 2^32, which fits W + 1 words when (k + 1) p < 2^(32W). That
+/// holds when (k + 1)(top + 1) <= 2^32 for p's top 32-bit word `top`:
+/// k = 1 for BN254 and BLS12-381 Fq and Fr, k = 4 (the NTT's lazy
+/// butterflies) for BN254 Fr.
+template <class P>
+PL_HD constexpr bool spare_word(unsigned k) {
   constexpr unsigned W = 2 * P::limbs;
-  {
-    Chain c;
-    if constexpr (FoldLow) {
-      c.add_cc(low_a, low_b);
-      A[0] = c.madc_lo_cc(m, mod_word<P>(0), A[0]);
-    } else {
-      A[0] = c.mad_lo_cc(m, mod_word<P>(0), A[0]);
-    }
-    A[1] = c.madc_hi_cc(m, mod_word<P>(0), A[1]);
-    PL_UNROLL for (unsigned k = 2; k < W; k += 2) {
-      A[k] = c.madc_lo_cc(m, mod_word<P>(k), A[k]);
-      A[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), A[k + 1]);
-    }
-    A[W] = c.addc_cc(A[W], 0);
-    A[W + 1] = c.addc(A[W + 1], 0);
-  }
-  {
-    Chain c;
-    B[1] = c.mad_lo_cc(m, mod_word<P>(1), B[1]);
-    B[2] = c.madc_hi_cc(m, mod_word<P>(1), B[2]);
-    PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
-      B[k] = c.madc_lo_cc(m, mod_word<P>(k), B[k]);
-      B[k + 1] = c.madc_hi_cc(m, mod_word<P>(k), B[k + 1]);
-    }
-    B[W + 1] = c.addc(B[W + 1], 0);
-  }
-  low_a = A[0];
-  low_b = B[0];
-  PL_UNROLL for (unsigned j = 0; j <= W; ++j) {
-    A[j] = A[j + 1];
-    B[j] = B[j + 1];
-  }
-  A[W + 1] = B[W + 1] = 0;
+  return k != any_operand && (uint64_t(k) + 1) * (uint64_t(mod_word<P>(W - 1)) + 1) <= (uint64_t(1) << 32);
 }
 
-/// The same product with the row of partial products split by the parity
-/// of a's words: a[2k] b[i] lands on words 2k, 2k+1 of accumulator A and
-/// a[2k+1] b[i] on words 2k+1, 2k+2 of accumulator B, so each chain adds
-/// (low, high) halves of one product to adjacent words - one 64-bit
-/// multiply-add with carry on the GPU - instead of all low halves and then
-/// all high halves (mul). The value is A + B; the low words cancel after
-/// the reduction row and their carry enters the next row's first chain.
-/// This writes the 2N words of A + B before the final subtraction: below
-/// 2p for a, b < p, and below 2p too for a < 4p, b < p when 4p < R (the
-/// NTT's lazy butterflies, gpu/cuda/ntt_lazy.hpp).
-template <class Chain, class P>
+/// Adds v * bi at word position i to the accumulators X, holding the
+/// 64-bit pairs of words that start at i's parity (i, i + 1; i + 2, i + 3;
+/// ...), and Y, the other parity: the products of v's even words land on
+/// X's pairs, those of its odd words on Y's (v(k) is word k of the W-word
+/// operand). CarryIn: X's chain starts with the carry of lo0 + lo1 (the
+/// two words that cancelled at position i - 1, their sum 0 or 2^32).
+/// Spare: the accumulated value fits below position i + W + 1, so the
+/// chains end there; else they carry into position i + W + 1.
+template <class Chain, bool CarryIn, bool Spare, unsigned W, unsigned S, class Words>
+PL_HD void pairs_row(uint32_t (&X)[S], uint32_t (&Y)[S], Words v, uint32_t bi, unsigned i, uint32_t lo0,
+                     uint32_t lo1) {
+  static_assert(W % 2 == 0 && W >= 4 && S >= 2 * W + 2, "an even number of 32-bit words, at least 4");
+  {
+    Chain c;  // even words of v
+    if constexpr (CarryIn) {
+      c.add_cc(lo0, lo1);
+      X[i] = c.madc_lo_cc(v(0), bi, X[i]);
+    } else {
+      X[i] = c.mad_lo_cc(v(0), bi, X[i]);
+    }
+    X[i + 1] = c.madc_hi_cc(v(0), bi, X[i + 1]);
+    PL_UNROLL for (unsigned k = 2; k < W; k += 2) {
+      X[i + k] = c.madc_lo_cc(v(k), bi, X[i + k]);
+      X[i + k + 1] = c.madc_hi_cc(v(k), bi, X[i + k + 1]);
+    }
+    if constexpr (Spare) {
+      X[i + W] = c.addc(X[i + W], 0);
+    } else {
+      X[i + W] = c.addc_cc(X[i + W], 0);
+      X[i + W + 1] = c.addc(X[i + W + 1], 0);
+    }
+  }
+  {
+    Chain c;  // odd words of v
+    Y[i + 1] = c.mad_lo_cc(v(1), bi, Y[i + 1]);
+    Y[i + 2] = c.madc_hi_cc(v(1), bi, Y[i + 2]);
+    PL_UNROLL for (unsigned k = 3; k + 2 < W; k += 2) {
+      Y[i + k] = c.madc_lo_cc(v(k), bi, Y[i + k]);
+      Y[i + k + 1] = c.madc_hi_cc(v(k), bi, Y[i + k + 1]);
+    }
+    Y[i + W - 1] = c.madc_lo_cc(v(W - 1), bi, Y[i + W - 1]);
+    if constexpr (Spare) {
+      Y[i + W] = c.madc_hi(v(W - 1), bi, Y[i + W]);
+    } else {
+      Y[i + W] = c.madc_hi_cc(v(W - 1), bi, Y[i + W]);
+      Y[i + W + 1] = c.addc(Y[i + W + 1], 0);
+    }
+  }
+}
+
+/// Word k of p, as pairs_row reads an operand.
+template <class P>
+struct modulus_words {
+  PL_HD constexpr uint32_t operator()(unsigned k) const { return mod_word<P>(k); }
+};
+
+/// Word k of an array of 32-bit words, as pairs_row reads an operand.
+struct array_words {
+  const uint32_t* w;
+  PL_HD uint32_t operator()(unsigned k) const { return w[k]; }
+};
+
+/// Montgomery row i: m chosen so that position i of X + Y (plus the carry
+/// of the words cancelled at i - 1 when CarryIn) becomes 0 mod 2^32, then
+/// X, Y += m p at position i; lo0, lo1 become position i's words.
+template <class Chain, class P, bool CarryIn, bool Spare, unsigned W, unsigned S>
+PL_HD void reduce_at(uint32_t (&X)[S], uint32_t (&Y)[S], unsigned i, uint32_t& lo0, uint32_t& lo1) {
+  const uint32_t carry = CarryIn ? uint32_t((lo0 | lo1) != 0) : 0u;  // cancelled words: 0 + 0 or a + (2^32 - a)
+  const uint32_t m = (X[i] + Y[i] + carry) * uint32_t(P::inv);
+  pairs_row<Chain, CarryIn, Spare, W>(X, Y, modulus_words<P>{}, m, i, lo0, lo1);
+  lo0 = X[i];
+  lo1 = Y[i];
+}
+
+/// The Montgomery product (CIOS, Koc et al. 1996) on 32-bit words as
+/// 64-bit multiply-adds with carry (IMAD.WIDE.U32.X on sm_90): each carry
+/// chain adds the (low, high) halves of one word product to two adjacent
+/// words, so a row's word products are split by the parity of the position
+/// their pair starts at, into accumulators E (pairs at 0, 2, ...) and O
+/// (1, 3, ...); row i adds at word position i instead of shifting the value
+/// down a word, so every pair stays in one aligned register pair for the
+/// whole product (shifting the value re-pairs them every row: a BN254
+/// product in a kernel of its own compiled to 336 sm_90 instructions, 98
+/// of them register moves, against 240 this way). The value is
+/// E + O; after row i its words at position i cancel (their sum is 0 mod
+/// 2^32) and their carry enters row i + 1's first chain.
+/// For a < K p and b < p (K = any_operand: any a < 2^(32W)) this writes
+/// the 2N words of the value before the final subtraction, below 2p for
+/// K = 1, and below 2p when 4p < R and K <= 4 (the NTT's lazy butterflies,
+/// gpu/cuda/ntt_lazy.hpp). When spare_word<P>(K), the live value needs
+/// one word less and every chain ends one step sooner.
+template <class Chain, class P, unsigned K = 1>
 PL_HD void mul_pairs_unreduced(uint32_t* t, const uint64_t* a, const uint64_t* b) {
   constexpr unsigned W = 2 * P::limbs;
-  static_assert(W % 2 == 0, "an even number of 32-bit words");
-  const uint32_t inv = uint32_t(P::inv);
-  uint32_t x[W], A[W + 2], B[W + 2];
+  constexpr bool spare = spare_word<P>(K);
+  constexpr unsigned S = 2 * W + 2;
+  uint32_t x[W], E[S], O[S];
   PL_UNROLL for (unsigned j = 0; j < W; ++j) x[j] = word(a, j);
-  PL_UNROLL for (unsigned j = 0; j < W + 2; ++j) A[j] = B[j] = 0;
-  uint32_t low_a = 0, low_b = 0;  // the previous row's cancelled low words
-  PL_UNROLL for (unsigned i = 0; i < W; ++i) {
-    const uint32_t bi = word(b, i);
-    {
-      Chain c;  // even words of a into A, plus the carry of the cancelled low words
-      c.add_cc(low_a, low_b);
-      PL_UNROLL for (unsigned k = 0; k < W; k += 2) {
-        A[k] = c.madc_lo_cc(x[k], bi, A[k]);
-        A[k + 1] = c.madc_hi_cc(x[k], bi, A[k + 1]);
-      }
-      A[W] = c.addc_cc(A[W], 0);
-      A[W + 1] = c.addc(A[W + 1], 0);
-    }
-    {
-      Chain c;  // odd words of a into B
-      B[1] = c.mad_lo_cc(x[1], bi, B[1]);
-      B[2] = c.madc_hi_cc(x[1], bi, B[2]);
-      PL_UNROLL for (unsigned k = 3; k < W; k += 2) {
-        B[k] = c.madc_lo_cc(x[k], bi, B[k]);
-        B[k + 1] = c.madc_hi_cc(x[k], bi, B[k + 1]);
-      }
-      B[W + 1] = c.addc(B[W + 1], 0);
-    }
-    const uint32_t m = (A[0] + B[0]) * inv;
-    reduce_row<Chain, P, false>(A, B, m, low_a, low_b);
+  PL_UNROLL for (unsigned j = 0; j < S; ++j) E[j] = O[j] = 0;
+  uint32_t lo0 = 0, lo1 = 0;
+  // row i: x b_i (with the carry of the words cancelled at i - 1), then m p
+  PL_UNROLL for (unsigned i = 0; i < W; i += 2) {
+    pairs_row<Chain, true, spare, W>(E, O, array_words{x}, word(b, i), i, lo0, lo1);
+    reduce_at<Chain, P, false, spare, W>(E, O, i, lo0, lo1);
+    pairs_row<Chain, true, spare, W>(O, E, array_words{x}, word(b, i + 1), i + 1, lo0, lo1);
+    reduce_at<Chain, P, false, spare, W>(O, E, i + 1, lo0, lo1);
   }
-  Chain c;  // t = A + B + carry of the last cancelled low words (< 2p < 2^(32W))
-  c.add_cc(low_a, low_b);
-  PL_UNROLL for (unsigned j = 0; j < W; ++j) t[j] = c.addc_cc(A[j], B[j]);
+  Chain c;  // t = the value at positions W .. 2W - 1 (< 2p < 2^(32W))
+  c.add_cc(lo0, lo1);
+  PL_UNROLL for (unsigned j = 0; j < W; ++j) t[j] = c.addc_cc(E[W + j], O[W + j]);
 }
 
-/// mul_pairs_unreduced, then one conditional subtraction of p: r < p.
-template <class Chain, class P>
+/// mul_pairs_unreduced, then one conditional subtraction of p: r < p
+/// (a < K p, b < p).
+template <class Chain, class P, unsigned K = 1>
 PL_HD void mul_pairs(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   uint32_t t[2 * P::limbs];
-  mul_pairs_unreduced<Chain, P>(t, a, b);
+  mul_pairs_unreduced<Chain, P, K>(t, a, b);
   put_reduced<Chain, P>(r, t);
 }
 
