@@ -147,11 +147,8 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
       std::string name = "pl.gpu" + std::to_string(d) + "." + std::to_string(lane);
       auto backend = cfg_.detach ? gpu::with_worker_arena(backends[d], worker_arenas[w], name)
                                  : backends[d];
-      gpu_worker_config wc{backend, scheduler_, memory_, finalizers_, registry_, cfg_.lookahead,
-                           cfg_.clock};
-      wc.device = static_cast<int>(d);
-      wc.lane = static_cast<int>(lane);
-      wc.keys = keys_;
+      gpu_worker_config wc{backend,    scheduler_,         memory_, finalizers_, registry_, cfg_.lookahead,
+                           cfg_.clock, static_cast<int>(d), static_cast<int>(lane), keys_, /*fallback=*/false};
       workers_.push_back(spawn_maybe_detached(sys, cfg_.detach, gpu_worker, std::move(wc)));
       if (lane == 0) preparers->push_back(workers_.back());
     }
@@ -161,12 +158,8 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     auto backend = cfg_.detach
                        ? gpu::with_worker_arena(cfg_.fallback, worker_arenas[w], "pl.fallback")
                        : cfg_.fallback;
-    gpu_worker_config wc{backend, scheduler_, memory_, finalizers_, registry_, cfg_.lookahead,
-                         cfg_.clock};
-    wc.device = devices;
-    wc.lane = 0;
-    wc.keys = keys_;
-    wc.fallback = true;
+    gpu_worker_config wc{backend,    scheduler_, memory_,    finalizers_, registry_, cfg_.lookahead,
+                         cfg_.clock, devices,    /*lane=*/0, keys_,       /*fallback=*/true};
     workers_.push_back(spawn_maybe_detached(sys, cfg_.detach, gpu_worker, std::move(wc)));
   }
   for (unsigned i = 0; i < cfg_.synthesizers; ++i) {

@@ -274,7 +274,7 @@ prover_ops synthetic_ops(unsigned log_domain) {
     return p;
   };
   ops.finalize = [](const zk::groth16::key_ptr&, const gpu::partition_ptr&, const gpu::result_ptr&) {
-    return finalized_files{"{}", "[]"};
+    return finalized_files{"{}", "[]", false, false, 0, {}};
   };
   ops.write_file = [](const std::string&, std::string_view) {};
   return ops;
