@@ -33,8 +33,10 @@
 //              spills) were measured on the H200 and none paid
 //              (docs/BENCHMARKS.md), so the kernel runs the plain launch.
 //              For G2 it may also sum with lazy Fq2 products (one Montgomery
-//              reduction less per product, zk::ff::fp2_lazy): the partials
-//              are the same values either way.
+//              reduction less per product, zk::ff::fp2_lazy), for BN254 G1
+//              with coordinates in [0, 2p) (no final subtraction in a
+//              product, zk::ff::fp_redundant): the partials are the same
+//              values either way.
 //  4. levels   the same over the partials (full additions, chunks of L) until
 //              no key can have more than run_limit partials left
 //              (max bucket size n shrinks to ceil(n/L) + 1 per level).
@@ -97,6 +99,7 @@
 #include "zk/ec/point.hpp"
 #include "zk/ff/fp.hpp"
 #include "zk/ff/fp2.hpp"
+#include "zk/ff/fp_redundant.hpp"
 
 namespace proofline::gpu::cuda::msm {
 
@@ -108,8 +111,10 @@ constexpr uint32_t sign_bit = 0x80000000u;
 /// How step 3 (level 1, nearly all of an MSM's additions) sums its runs.
 /// Spelled "xyzz" or "xyzz:lazy", optionally followed by ":bN" (parse_level1).
 struct level1_kernel {
-  /// Fq2 groups: products with one reduction less (zk::ff::fp2_lazy); the
-  /// same sums. Ignored for G1.
+  /// Fq2 groups: products with one reduction less (zk::ff::fp2_lazy);
+  /// BN254 G1: coordinates anywhere in [0, 2p), products without their
+  /// final subtraction (zk::ff::fp_redundant, redundant_pays). The same
+  /// sums either way; ignored for BLS12-381 G1.
   bool lazy = false;
   /// Threads a block of the launch (32, 64, 128 or 256; 0: level1_threads()
   /// for the points). The kernel is the same either way.
@@ -144,7 +149,8 @@ inline std::string describe(const level1_kernel& k) {
 
 /// The level-1 kernel MSMs use unless told otherwise: PROOFLINE_MSM_KERNEL
 /// when set (parse_level1's spelling), else xyzz:lazy (lazy Fq2 products
-/// for G2, the fastest measured: docs/BENCHMARKS.md). Read once; a
+/// for G2, coordinates in [0, 2p) for BN254 G1: the fastest measured,
+/// docs/BENCHMARKS.md). Read once; a
 /// bad value throws std::invalid_argument at every use, naming the variable.
 inline level1_kernel default_level1() {
   static const env_setting<level1_kernel> choice("PROOFLINE_MSM_KERNEL", level1_kernel{true}, parse_level1);
@@ -451,26 +457,67 @@ struct lazy_group {
   using field = zk::ff::fp2<typename G::field::base, true>;
 };
 
+/// The group G with Fq coordinates anywhere in [0, 2p)
+/// (zk::ff::fp_redundant): products without their final subtraction.
+template <class G>
+struct redundant_group {
+  using field = zk::ff::fp_redundant<typename G::field>;
+};
+
 /// Whether G's coordinates are in Fq2 (lazy_group<G> exists).
 template <class F>
 struct is_plain_fp2 : std::false_type {};
 template <class F>
 struct is_plain_fp2<zk::ff::fp2<F, false>> : std::true_type {};
 
-/// The same point in group To (G or its lazy_group twin): coordinates copied.
+/// Whether G's coordinates are in Fq (redundant_group<G> exists).
+template <class F>
+struct is_fp : std::false_type {};
+template <class P>
+struct is_fp<zk::ff::fp<P>> : std::true_type {};
+
+/// Whether level 1 sums the points of a group with coordinates in field F
+/// in [0, 2p) when asked to (level1_kernel::lazy): Fq of 4 limbs (BN254
+/// G1), where it was 1.0-1.4% faster on the H200; for BLS12-381 G1 (6
+/// limbs, products as out-of-line calls) it was 0.4% slower
+/// (docs/BENCHMARKS.md).
+template <class F>
+constexpr bool redundant_pays() {
+  if constexpr (is_fp<F>::value)
+    return F::N < 6;
+  else
+    return false;
+}
+
+/// A coordinate as field To holds it: Fq2 with or without lazy products
+/// (the same words), Fq into [0, 2p) (as it is) and back (reduced).
+template <class To, class From>
+PL_HD To coord(const From& x) {
+  if constexpr (std::is_same_v<To, From>)
+    return x;
+  else if constexpr (is_fp<From>::value)
+    return To::from(x);
+  else if constexpr (is_fp<To>::value)
+    return x.exact();
+  else
+    return To{x.c0, x.c1};
+}
+
+/// The same point in group To (G, or its lazy or redundant twin).
 template <class To, class From>
 PL_HD zk::ec::affine<To> recast(const zk::ec::affine<From>& p) {
   using F = typename To::field;
-  return {F{p.x.c0, p.x.c1}, F{p.y.c0, p.y.c1}};
+  return {coord<F>(p.x), coord<F>(p.y)};
 }
 template <class To, class From>
 PL_HD zk::ec::xyzz<To> recast(const zk::ec::xyzz<From>& p) {
   using F = typename To::field;
-  return {F{p.X.c0, p.X.c1}, F{p.Y.c0, p.Y.c1}, F{p.ZZ.c0, p.ZZ.c1}, F{p.ZZZ.c0, p.ZZZ.c1}};
+  return {coord<F>(p.X), coord<F>(p.Y), coord<F>(p.ZZ), coord<F>(p.ZZZ)};
 }
 
 /// Level 1's terms: affine points through the sorted values (index, sign),
-/// summed in XYZZ coordinates of group AccG (A's group, or its lazy twin).
+/// summed in XYZZ coordinates of group AccG (A's group, or its lazy or
+/// redundant twin).
 template <class A, class AccG = typename A::group>
 struct signed_points {
   using acc = zk::ec::xyzz<AccG>;
@@ -519,8 +566,8 @@ constexpr unsigned level1_threads() {
   return sizeof(A) > 64 ? 128 : 0;
 }
 
-/// Step 3 with kernel k: the level-1 functor over the points (lazy products
-/// for Fq2 groups when k.lazy).
+/// Step 3 with kernel k: the level-1 functor over the points (when k.lazy,
+/// lazy products for Fq2 groups, coordinates in [0, 2p) for BN254 G1).
 template <class A, class X, class Exec>
 void level1(const Exec& ex, const level1_kernel& k, std::size_t m, const uint32_t* keys, const uint32_t* count,
             const uint32_t* base, unsigned L, uint32_t* out_keys, X* out, const uint32_t* vals, const A* points) {
@@ -529,6 +576,13 @@ void level1(const Exec& ex, const level1_kernel& k, std::size_t m, const uint32_
   if constexpr (is_plain_fp2<typename G::field>::value) {
     if (k.lazy) {
       using F = level_runs_fn<X, signed_points<A, lazy_group<G>>>;
+      ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}}, threads);
+      return;
+    }
+  }
+  if constexpr (redundant_pays<typename G::field>()) {
+    if (k.lazy) {
+      using F = level_runs_fn<X, signed_points<A, redundant_group<G>>>;
       ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}}, threads);
       return;
     }

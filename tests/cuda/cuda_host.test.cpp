@@ -15,6 +15,7 @@
 #include "gpu/cpu/msm.hpp"
 #include "gpu/cpu/ntt.hpp"
 #include "host_emulation.hpp"
+#include "zk/ff/fp_redundant.hpp"
 #include "zk/ff/mont32.hpp"
 
 using namespace proofline;
@@ -140,26 +141,32 @@ void msm_cases(std::mt19937_64& rng) {
     check_msm<C, g2>(333, scalar_mix::uniform, 0, rng);
     check_msm<C, g2>(256, scalar_mix::skewed, 4, rng);
   }
-  SUBCASE("G2 with lazy Fq2 products in level 1: skewed inputs, plain, fixed base and chunked") {
+  SUBCASE("level 1 asked for lazy products (BN254 G1: coordinates in [0, 2p); G2: lazy Fq2): skewed inputs, "
+          "plain, fixed base and chunked") {
     namespace msm = gpu::cuda::msm;
     const msm::level1_kernel lazy{true};
-    for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(257)}) {
-      auto p = test::make_points<C, g2>(n, rng);
-      std::vector<std::vector<typename C::scalar>> inputs = {
-          test::make_scalars<C>(n, scalar_mix::uniform, rng), test::make_scalars<C>(n, scalar_mix::skewed, rng),
-          test::make_scalars<C>(n, scalar_mix::ones, rng),
-          std::vector<typename C::scalar>(n, test::make_scalars<C>(1, scalar_mix::uniform, rng)[0]),
-          std::vector<typename C::scalar>(n, C::scalar::zero())};
-      for (std::size_t k = 0; k < inputs.size(); ++k) {
-        CAPTURE(n);
-        CAPTURE(k);
-        const auto& s = inputs[k];
-        const auto want = gpu::cpu::msm<g2, C::fr::N>(p.data(), s.data(), n, pool()).to_affine();
-        CHECK(test::emulated_msm<C, g2>(p, s, 0, false, 1, lazy).to_affine() == want);
-        CHECK(test::emulated_msm<C, g2>(p, s, 5, true, 1, lazy).to_affine() == want);
-        if (n > 2) CHECK(test::emulated_msm<C, g2>(p, s, 4, false, 3, lazy).to_affine() == want);
+    auto check_group = [&](auto group) {
+      using G = decltype(group);
+      for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(257)}) {
+        auto p = test::make_points<C, G>(n, rng);
+        std::vector<std::vector<typename C::scalar>> inputs = {
+            test::make_scalars<C>(n, scalar_mix::uniform, rng), test::make_scalars<C>(n, scalar_mix::skewed, rng),
+            test::make_scalars<C>(n, scalar_mix::ones, rng),
+            std::vector<typename C::scalar>(n, test::make_scalars<C>(1, scalar_mix::uniform, rng)[0]),
+            std::vector<typename C::scalar>(n, C::scalar::zero())};
+        for (std::size_t k = 0; k < inputs.size(); ++k) {
+          CAPTURE(n);
+          CAPTURE(k);
+          const auto& s = inputs[k];
+          const auto want = gpu::cpu::msm<G, C::fr::N>(p.data(), s.data(), n, pool()).to_affine();
+          CHECK(test::emulated_msm<C, G>(p, s, 0, false, 1, lazy).to_affine() == want);
+          CHECK(test::emulated_msm<C, G>(p, s, 5, true, 1, lazy).to_affine() == want);
+          if (n > 2) CHECK(test::emulated_msm<C, G>(p, s, 4, false, 3, lazy).to_affine() == want);
+        }
       }
-    }
+    };
+    check_group(g1{});
+    check_group(g2{});
   }
   SUBCASE("fixed base: precomputed window multiples, one bucket set") {
     for (std::size_t n : {1, 5, 100, 1000}) check_msm<C, g1>(n, scalar_mix::uniform, 0, rng, true);
@@ -364,6 +371,56 @@ TEST_CASE("lazy NTT butterflies equal the exact ones within their bounds") {
   static_assert(gpu::cuda::ntt::lazy_supported<zk::bn254::fr>, "BN254's Fr has two spare bits");
   static_assert(!gpu::cuda::ntt::lazy_supported<zk::bls12_381::fr>, "BLS12-381's Fr has one");
   check_lazy<zk::bn254::fr>(rng);
+}
+
+/// fp_redundant's operations on both representatives of each residue (x
+/// and x + p, carry-heavy values included) against fp's on the residue:
+/// the same residues, every result below 2p, exact() reduced, and zero
+/// recognised as 0 and as p.
+template <class F>
+void check_redundant(std::mt19937_64& rng) {
+  using R = zk::ff::fp_redundant<F>;
+  const auto v = field_inputs<F>(40, rng);
+  const auto two_p = plus_multiple(F::zero(), 2);
+  auto as_r = [](const F& x) {
+    R r;
+    for (unsigned i = 0; i < F::N; ++i) r.l[i] = x.montgomery_limbs().l[i];
+    return r;
+  };
+  auto limbs = [](const R& r) {
+    typename F::repr m;
+    for (unsigned i = 0; i < F::N; ++i) m.l[i] = r.l[i];
+    return m;
+  };
+  std::size_t bad_value = 0, bad_bound = 0;
+  auto check = [&](const R& got, const F& want) {
+    bad_bound += !(limbs(got) < two_p.montgomery_limbs());
+    bad_value += got.exact() != want || !(got.exact().montgomery_limbs() < F::modulus());
+  };
+  for (std::size_t i = 0; i < v.size(); ++i)
+    for (std::size_t j = i % 2; j < v.size(); j += 2)
+      for (unsigned ka = 0; ka < 2; ++ka)
+        for (unsigned kb = 0; kb < 2; ++kb) {
+          const R a = as_r(plus_multiple(v[i], ka)), b = as_r(plus_multiple(v[j], kb));
+          check(a * b, v[i] * v[j]);
+          check(a + b, v[i] + v[j]);
+          check(a - b, v[i] - v[j]);
+          check(b - a, v[j] - v[i]);
+          check(-a, -v[i]);
+          check(a.sqr(), v[i].sqr());
+        }
+  CHECK(bad_value == 0);
+  CHECK(bad_bound == 0);
+  CHECK(R::zero().is_zero());
+  CHECK(as_r(plus_multiple(F::zero(), 1)).is_zero());
+  CHECK_FALSE(R::one().is_zero());
+  CHECK(R::from(v[0]).exact() == v[0]);
+}
+
+TEST_CASE("Fq in [0, 2p) (the GPU MSM's level-1 coordinates) equals Fq") {
+  std::mt19937_64 rng(13);
+  check_redundant<zk::bn254::fq>(rng);
+  check_redundant<zk::bls12_381::fq>(rng);
 }
 
 TEST_CASE("the MSM pipeline on the host matches the CPU backend on BN254") {

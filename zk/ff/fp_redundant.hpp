@@ -1,0 +1,112 @@
+// Elements of fp<P> held anywhere in [0, 2p) instead of [0, p): products
+// skip their final conditional subtraction, sums and differences reduce
+// modulo 2p. For the MSM's bucket additions on the GPU, where every product
+// ends in a conditional subtraction that is only needed when a value leaves
+// the sum (gpu/cuda/msm_pipeline.hpp, level 1, BN254 G1). Products are
+// inline: on the device a 6-limb field (BLS12-381) compiles slowly so, and
+// its MSM does not use this type.
+//
+// Bounds, for 4p < R = 2^(32W) (BN254 and BLS12-381 Fq):
+//  * a * b for a, b < 2p: the Montgomery value (a b + M p) / R < 4p^2 / R + p
+//    < 2p, and the running value of the product stays below 3p 2^32, within
+//    W + 1 words (mont32::spare_word<P>(2));
+//  * a + b < 4p < R, then minus 2p when at least 2p;
+//  * a - b in (-2p, 2p), plus 2p when it borrows.
+// An element is zero when its limbs are 0 or p; exact() gives the reduced
+// value, the one fp<P> holds. Written over the carry-chain policies of
+// zk/ff/mont32.hpp: the device runs the PTX chains, the host (the tests'
+// host executor) the same steps on host_chain.
+#pragma once
+
+#include <cstdint>
+
+#include "zk/common/hd.hpp"
+#include "zk/ff/fp.hpp"
+#include "zk/ff/mont32.hpp"
+
+namespace proofline::zk::ff {
+
+template <class F>
+struct fp_redundant;
+
+namespace redundant_detail {
+
+#if defined(__CUDA_ARCH__)
+using chain = mont32::ptx_chain;
+#else
+using chain = mont32::host_chain;
+#endif
+
+/// r = a b R^-1, below 2p (a, b < 2p): the paired-chain product without its
+/// final subtraction.
+template <class P>
+PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
+  uint32_t t[2 * P::limbs];
+  mont32::mul_pairs_unreduced<chain, P, 2>(t, a, b);
+  mont32::put<P::limbs>(r, t);
+}
+
+}  // namespace redundant_detail
+
+template <class F>
+struct fp_redundant {
+  using exact_t = F;
+  using params = typename F::params;
+  static constexpr unsigned N = F::N;
+  static_assert(mont32::mod_word<params>(2 * N - 1) < 0x40000000u, "needs 4p < R");
+  static_assert(mont32::spare_word<params>(2), "needs 3p < R for the product's running value");
+  uint64_t l[N];
+
+  /// x (< p) as it is: already in [0, 2p).
+  PL_HD static fp_redundant from(const F& x) {
+    fp_redundant r;
+    const auto m = x.montgomery_limbs();
+    PL_UNROLL for (unsigned i = 0; i < N; ++i) r.l[i] = m.l[i];
+    return r;
+  }
+  /// The reduced value (minus p when at least p).
+  PL_HD F exact() const {
+    uint32_t t[2 * N];
+    PL_UNROLL for (unsigned j = 0; j < 2 * N; ++j) t[j] = mont32::word(l, j);
+    typename F::repr r;
+    mont32::put_reduced<redundant_detail::chain, params>(r.l, t);
+    return F::from_montgomery_limbs(r);
+  }
+
+  PL_HD static fp_redundant zero() { return from(F::zero()); }
+  PL_HD static fp_redundant one() { return from(F::one()); }
+
+  /// 0 or p.
+  PL_HD bool is_zero() const {
+    uint64_t z = 0, p = 0;
+    PL_UNROLL for (unsigned i = 0; i < N; ++i) {
+      z |= l[i];
+      p |= l[i] ^ params::modulus(i);
+    }
+    return z == 0 || p == 0;
+  }
+  PL_HD bool operator==(const fp_redundant& o) const { return exact() == o.exact(); }
+  PL_HD bool operator!=(const fp_redundant& o) const { return !(*this == o); }
+
+  PL_HD fp_redundant operator+(const fp_redundant& b) const {
+    fp_redundant r;
+    mont32::add<redundant_detail::chain, params, true>(r.l, l, b.l);
+    return r;
+  }
+  PL_HD fp_redundant operator-(const fp_redundant& b) const {
+    fp_redundant r;
+    mont32::sub<redundant_detail::chain, params, true>(r.l, l, b.l);
+    return r;
+  }
+  PL_HD fp_redundant operator-() const { return zero() - *this; }
+  PL_HD fp_redundant dbl() const { return *this + *this; }
+
+  PL_HD fp_redundant operator*(const fp_redundant& b) const {
+    fp_redundant r;
+    redundant_detail::mul<params>(r.l, l, b.l);
+    return r;
+  }
+  PL_HD fp_redundant sqr() const { return *this * *this; }
+};
+
+}  // namespace proofline::zk::ff
