@@ -33,10 +33,10 @@
 //              spills) were measured on the H200 and none paid
 //              (docs/BENCHMARKS.md), so the kernel runs the plain launch.
 //              For G2 it may also sum with lazy Fq2 products (one Montgomery
-//              reduction less per product, zk::ff::fp2_lazy), for BN254 G1
-//              with coordinates in [0, 2p) (no final subtraction in a
-//              product, zk::ff::fp_redundant): the partials are the same
-//              values either way.
+//              reduction less per product, zk::ff::fp2_lazy), and G1 with
+//              coordinates in [0, 2p) (no final subtraction in a product,
+//              zk::ff::fp_redundant): the partials are the same values
+//              either way.
 //  4. levels   the same over the partials (full additions, chunks of L) until
 //              no key can have more than run_limit partials left
 //              (max bucket size n shrinks to ceil(n/L) + 1 per level).
@@ -111,10 +111,9 @@ constexpr uint32_t sign_bit = 0x80000000u;
 /// How step 3 (level 1, nearly all of an MSM's additions) sums its runs.
 /// Spelled "xyzz" or "xyzz:lazy", optionally followed by ":bN" (parse_level1).
 struct level1_kernel {
-  /// Fq2 groups: products with one reduction less (zk::ff::fp2_lazy);
-  /// BN254 G1: coordinates anywhere in [0, 2p), products without their
-  /// final subtraction (zk::ff::fp_redundant, redundant_pays). The same
-  /// sums either way; ignored for BLS12-381 G1.
+  /// Fq2 groups: products with one reduction less (zk::ff::fp2_lazy); Fq
+  /// groups: coordinates anywhere in [0, 2p), inline products without their
+  /// final subtraction (zk::ff::fp_redundant). The same sums either way.
   bool lazy = false;
   /// Threads a block of the launch (32, 64, 128 or 256; 0: level1_threads()
   /// for the points). The kernel is the same either way.
@@ -149,7 +148,7 @@ inline std::string describe(const level1_kernel& k) {
 
 /// The level-1 kernel MSMs use unless told otherwise: PROOFLINE_MSM_KERNEL
 /// when set (parse_level1's spelling), else xyzz:lazy (lazy Fq2 products
-/// for G2, coordinates in [0, 2p) for BN254 G1: the fastest measured,
+/// for G2, coordinates in [0, 2p) for G1: the fastest measured,
 /// docs/BENCHMARKS.md). Read once; a
 /// bad value throws std::invalid_argument at every use, naming the variable.
 inline level1_kernel default_level1() {
@@ -476,19 +475,6 @@ struct is_fp : std::false_type {};
 template <class P>
 struct is_fp<zk::ff::fp<P>> : std::true_type {};
 
-/// Whether level 1 sums the points of a group with coordinates in field F
-/// in [0, 2p) when asked to (level1_kernel::lazy): Fq of 4 limbs (BN254
-/// G1), where it was 1.0-1.4% faster on the H200; for BLS12-381 G1 (6
-/// limbs, products as out-of-line calls) it was 0.4% slower
-/// (docs/BENCHMARKS.md).
-template <class F>
-constexpr bool redundant_pays() {
-  if constexpr (is_fp<F>::value)
-    return F::N < 6;
-  else
-    return false;
-}
-
 /// A coordinate as field To holds it: Fq2 with or without lazy products
 /// (the same words), Fq into [0, 2p) (as it is) and back (reduced).
 template <class To, class From>
@@ -567,7 +553,7 @@ constexpr unsigned level1_threads() {
 }
 
 /// Step 3 with kernel k: the level-1 functor over the points (when k.lazy,
-/// lazy products for Fq2 groups, coordinates in [0, 2p) for BN254 G1).
+/// lazy products for Fq2 groups, coordinates in [0, 2p) for Fq ones).
 template <class A, class X, class Exec>
 void level1(const Exec& ex, const level1_kernel& k, std::size_t m, const uint32_t* keys, const uint32_t* count,
             const uint32_t* base, unsigned L, uint32_t* out_keys, X* out, const uint32_t* vals, const A* points) {
@@ -580,7 +566,7 @@ void level1(const Exec& ex, const level1_kernel& k, std::size_t m, const uint32_
       return;
     }
   }
-  if constexpr (redundant_pays<typename G::field>()) {
+  if constexpr (is_fp<typename G::field>::value) {
     if (k.lazy) {
       using F = level_runs_fn<X, signed_points<A, redundant_group<G>>>;
       ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}}, threads);

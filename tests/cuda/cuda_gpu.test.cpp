@@ -187,7 +187,7 @@ void msm_suite(const char* group) {
   }
 }
 
-/// Both level-1 kernels (plain, and lazy: lazy Fq2 products for G2, coordinates in [0, 2p) for BN254 G1)
+/// Both level-1 kernels (plain, and lazy: lazy Fq2 products for G2, coordinates in [0, 2p) for G1)
 /// against the CPU backend, plain and fixed base, on the skewed inputs: all scalars equal (one bucket holds every point), zero scalars,
 /// n not a multiple of any chunk or block, and 3 chunks of scalars.
 template <class C, class G>

@@ -141,8 +141,8 @@ void msm_cases(std::mt19937_64& rng) {
     check_msm<C, g2>(333, scalar_mix::uniform, 0, rng);
     check_msm<C, g2>(256, scalar_mix::skewed, 4, rng);
   }
-  SUBCASE("level 1 asked for lazy products (BN254 G1: coordinates in [0, 2p); G2: lazy Fq2): skewed inputs, "
-          "plain, fixed base and chunked") {
+  SUBCASE("level 1 with lazy products (G1: coordinates in [0, 2p); G2: lazy Fq2): skewed inputs, plain, fixed "
+          "base and chunked") {
     namespace msm = gpu::cuda::msm;
     const msm::level1_kernel lazy{true};
     auto check_group = [&](auto group) {

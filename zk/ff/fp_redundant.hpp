@@ -2,9 +2,10 @@
 // skip their final conditional subtraction, sums and differences reduce
 // modulo 2p. For the MSM's bucket additions on the GPU, where every product
 // ends in a conditional subtraction that is only needed when a value leaves
-// the sum (gpu/cuda/msm_pipeline.hpp, level 1, BN254 G1). Products are
-// inline: on the device a 6-limb field (BLS12-381) compiles slowly so, and
-// its MSM does not use this type.
+// the sum (gpu/cuda/msm_pipeline.hpp, level 1 of G1). Products are inline,
+// also for 6-limb fields (BLS12-381), where fp's own are out-of-line calls:
+// one G1 point addition's dozen inline products compile in reasonable
+// time, and level 1 was 2-4% faster than with fp's calls.
 //
 // Bounds, for 4p < R = 2^(32W) (BN254 and BLS12-381 Fq):
 //  * a * b for a, b < 2p: the Montgomery value (a b + M p) / R < 4p^2 / R + p
