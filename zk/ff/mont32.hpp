@@ -246,7 +246,7 @@ PL_HD void sub(uint64_t* r, const uint64_t* a, const uint64_t* b) {
 /// standard-form value on its way to Montgomery form, fp::from_standard).
 constexpr unsigned any_operand = ~0u;
 
-/// Whether the paired-chain product of a < k p and b < p keeps its running
+/// Whether the paired-chain product of a < k p and any b keeps its running
 /// value within W + 1 words, so that the accumulators need no (W + 2)-th
 /// word and their chains end one step sooner. Each row keeps the value
 /// below (k + 1) p (it adds at most (2^32 - 1)(k p + p) to a value below
@@ -347,11 +347,12 @@ PL_HD void reduce_at(uint32_t (&X)[S], uint32_t (&Y)[S], unsigned i, uint32_t& l
 /// of them register moves, against 240 this way). The value is
 /// E + O; after row i its words at position i cancel (their sum is 0 mod
 /// 2^32) and their carry enters row i + 1's first chain.
-/// For a < K p and b < p (K = any_operand: any a < 2^(32W)) this writes
-/// the 2N words of the value before the final subtraction, below 2p for
-/// K = 1, and below 2p when 4p < R and K <= 4 (the NTT's lazy butterflies,
-/// gpu/cuda/ntt_lazy.hpp). When spare_word<P>(K), the live value needs
-/// one word less and every chain ends one step sooner.
+/// For a < K p (K = any_operand: any a < 2^(32W)) and any b < 2^(32W)
+/// this writes the 2N words of (a b + M p) / R < a b / R + p, before the
+/// final subtraction: below 2p for a, b < p, and when 4p < R for a < 4p,
+/// b < p (the NTT's lazy butterflies, gpu/cuda/ntt_lazy.hpp) and for a,
+/// b < 2p (zk::ff::fp_redundant). When spare_word<P>(K), the live value
+/// needs one word less and every chain ends one step sooner.
 template <class Chain, class P, unsigned K = 1>
 PL_HD void mul_pairs_unreduced(uint32_t* t, const uint64_t* a, const uint64_t* b) {
   constexpr unsigned W = 2 * P::limbs;
