@@ -412,8 +412,12 @@ struct backlog_result {
 };
 
 /// Proves `jobs` × `parts` heavy partitions on the real scheduler, detached.
+/// A backlog of `jobs` jobs of `parts` partitions on a detached runtime.
+/// await_pinned: submit only once the memory manager reports its pool
+/// pinned (pinning runs on a thread of its own, and partitions granted
+/// before it is done use ordinary pages by design).
 backlog_result run_backlog(const std::shared_ptr<heavy_world>& world, runtime_config rc, int jobs,
-                           int parts) {
+                           int parts, bool await_pinned = false) {
   caf::actor_system_config cfg;
   cfg.set("scheduler.max-threads", 2);
   cfg.set("logger.file-verbosity", caf::atom("quiet"));
@@ -431,6 +435,13 @@ backlog_result run_backlog(const std::shared_ptr<heavy_world>& world, runtime_co
   {
     runtime rt(sys, rc, world->ops(), {std::make_shared<heavy_world::backend>(world)});
     caf::scoped_actor self(sys);
+    for (int i = 0; await_pinned && i < 2000; ++i) {
+      bool pinned = false;
+      self->request(rt.memory(), std::chrono::seconds(10), stats_atom::value)
+          .receive([&](memory_stats& s) { pinned = s.pool_pinned; }, [&](caf::error& e) { FAIL(sys.render(e)); });
+      if (pinned) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     std::vector<uint64_t> seqs;
     for (int j = 0; j < jobs; ++j) {
       std::vector<std::string> ws;
@@ -500,7 +511,7 @@ TEST_CASE("with a pool the synthesizers write into pool blocks and the budget st
   rc.pinner.unpin = [](void*) {};
   rc.synthesizers = 2;
   rc.pacing = 20;
-  auto r = run_backlog(world, rc, 1, 8);
+  auto r = run_backlog(world, rc, 1, 8, /*await_pinned=*/true);
   REQUIRE(r.state == job_state::done);
   CHECK(r.stats.pool == 16 * mib);
   CHECK(r.stats.pool_pinned);
