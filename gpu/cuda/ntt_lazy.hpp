@@ -61,50 +61,26 @@ namespace lazy {
 
 using zk::ff::mont32::add;  // over 2p here: add<chain, P, true>
 using zk::ff::mont32::add_back;
-using zk::ff::mont32::put;
-using zk::ff::mont32::put_reduced;
 using zk::ff::mont32::sub;  // over 2p here: sub<chain, P, true>
-using zk::ff::mont32::word;
-
-#if defined(__CUDA_ARCH__)
-using chain = zk::ff::mont32::ptx_chain;
-#else
-using chain = zk::ff::mont32::host_chain;
-#endif
-
-/// True when 4p < 2^(64N): the top limb of p is below 2^62.
-template <class P>
-constexpr bool spare_bits() {
-  return (P::modulus(P::limbs - 1) >> 62) == 0;
-}
+using chain = zk::ff::mont32::native_chain;
 
 /// r = a * b * R^-1 mod p up to one p: a < 4p, b < p, r < 2p (4p < R).
-/// The product of zk::ff::mont32::mul_pairs without its final conditional
-/// subtraction. Bound: after the W rows the value is (a b + M p) / R with
-/// M < R, so r < a b / R + p < (4p / R) p + p < 2p. The running value
-/// stays below a + p (each row adds at most (2^32 - 1)(a + p) to t < a + p
-/// and divides by 2^32): within W + 1 words when 5p < R
-/// (mont32::spare_word<P>(4), BN254 Fr), else W + 2.
-template <class Chain, class P>
+/// zk::ff::mont32::mul_pairs without its final conditional subtraction.
+/// Bound: after the W rows the value is (a b + M p) / R with M < R, so
+/// r < a b / R + p < (4p / R) p + p < 2p. The running value stays below
+/// a + p (each row adds at most (2^32 - 1)(a + p) to t < a + p and divides
+/// by 2^32): within W + 1 words when 5p < R (mont32::spare_word<P>(4),
+/// BN254 Fr), else W + 2.
+template <class P>
 PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
-  uint32_t t[2 * P::limbs];
-  zk::ff::mont32::mul_pairs_unreduced<Chain, P, 4>(t, a, b);
-  put<P::limbs>(r, t);
-}
-
-/// r = a, minus p when a >= p: a < 2p, r < p.
-template <class Chain, class P>
-PL_HD void reduce(uint64_t* r, const uint64_t* a) {
-  uint32_t t[2 * P::limbs];
-  PL_UNROLL for (unsigned j = 0; j < 2 * P::limbs; ++j) t[j] = word(a, j);
-  put_reduced<Chain, P>(r, t);
+  zk::ff::mont32::mul_pairs<chain, P, 4, false>(r, a, b);
 }
 
 }  // namespace lazy
 
 /// Whether lazy_arith<F> may be used: F's modulus has two spare bits.
 template <class F>
-constexpr bool lazy_supported = lazy::spare_bits<typename F::params>();
+constexpr bool lazy_supported = zk::ff::mont32::two_spare_bits<typename F::params>();
 
 /// Butterflies on values in [0, 2p) (F's limbs, not necessarily reduced).
 /// Each operation takes inputs < 2p and gives outputs < 2p:
@@ -123,7 +99,7 @@ struct lazy_arith {
     F s, d;
     lazy::add<lazy::chain, P, true>(s.l, a.l, b.l);
     lazy::sub<lazy::chain, P, true, lazy::add_back::always>(d.l, a.l, b.l);
-    lazy::mul<lazy::chain, P>(b.l, d.l, w.l);
+    lazy::mul<P>(b.l, d.l, w.l);
     a = s;
   }
   PL_HD static void dif1(F& a, F& b) {
@@ -134,7 +110,7 @@ struct lazy_arith {
   }
   PL_HD static void dit(F& a, F& b, const F& w) {
     F t;
-    lazy::mul<lazy::chain, P>(t.l, b.l, w.l);
+    lazy::mul<P>(t.l, b.l, w.l);
     lazy::sub<lazy::chain, P, true>(b.l, a.l, t.l);
     lazy::add<lazy::chain, P, true>(a.l, a.l, t.l);
   }
@@ -145,7 +121,7 @@ struct lazy_arith {
   }
   PL_HD static F out(const F& v) {
     F r;
-    lazy::reduce<lazy::chain, P>(r.l, v.l);
+    zk::ff::mont32::reduce_once<lazy::chain, P>(r.l, v.l);
     return r;
   }
 };

@@ -14,9 +14,9 @@
 //  * a + b < 4p < R, then minus 2p when at least 2p;
 //  * a - b in (-2p, 2p), plus 2p when it borrows.
 // An element is zero when its limbs are 0 or p; exact() gives the reduced
-// value, the one fp<P> holds. Written over the carry-chain policies of
-// zk/ff/mont32.hpp: the device runs the PTX chains, the host (the tests'
-// host executor) the same steps on host_chain.
+// value, the one fp<P> holds. The words are zk/ff/mont32.hpp's (the NTT's
+// lazy butterflies, gpu/cuda/ntt_lazy.hpp, use the same): PTX chains on the
+// device, the same steps on host_chain on the host (the tests' executor).
 #pragma once
 
 #include <cstdint>
@@ -28,37 +28,15 @@
 namespace proofline::zk::ff {
 
 template <class F>
-struct fp_redundant;
-
-namespace redundant_detail {
-
-#if defined(__CUDA_ARCH__)
-using chain = mont32::ptx_chain;
-#else
-using chain = mont32::host_chain;
-#endif
-
-/// r = a b R^-1, below 2p (a, b < 2p): the paired-chain product without its
-/// final subtraction.
-template <class P>
-PL_HD void mul(uint64_t* r, const uint64_t* a, const uint64_t* b) {
-  uint32_t t[2 * P::limbs];
-  mont32::mul_pairs_unreduced<chain, P, 2>(t, a, b);
-  mont32::put<P::limbs>(r, t);
-}
-
-}  // namespace redundant_detail
-
-template <class F>
 struct fp_redundant {
-  using exact_t = F;
   using params = typename F::params;
+  using chain = mont32::native_chain;
   static constexpr unsigned N = F::N;
-  static_assert(mont32::mod_word<params>(2 * N - 1) < 0x40000000u, "needs 4p < R");
+  static_assert(mont32::two_spare_bits<params>(), "needs 4p < R");
   static_assert(mont32::spare_word<params>(2), "needs 3p < R for the product's running value");
   uint64_t l[N];
 
-  /// x (< p) as it is: already in [0, 2p).
+  /// x's limbs as they are: an fp holds a value below p, so in [0, 2p).
   PL_HD static fp_redundant from(const F& x) {
     fp_redundant r;
     const auto m = x.montgomery_limbs();
@@ -67,10 +45,8 @@ struct fp_redundant {
   }
   /// The reduced value (minus p when at least p).
   PL_HD F exact() const {
-    uint32_t t[2 * N];
-    PL_UNROLL for (unsigned j = 0; j < 2 * N; ++j) t[j] = mont32::word(l, j);
     typename F::repr r;
-    mont32::put_reduced<redundant_detail::chain, params>(r.l, t);
+    mont32::reduce_once<chain, params>(r.l, l);
     return F::from_montgomery_limbs(r);
   }
 
@@ -91,12 +67,12 @@ struct fp_redundant {
 
   PL_HD fp_redundant operator+(const fp_redundant& b) const {
     fp_redundant r;
-    mont32::add<redundant_detail::chain, params, true>(r.l, l, b.l);
+    mont32::add<chain, params, true>(r.l, l, b.l);
     return r;
   }
   PL_HD fp_redundant operator-(const fp_redundant& b) const {
     fp_redundant r;
-    mont32::sub<redundant_detail::chain, params, true>(r.l, l, b.l);
+    mont32::sub<chain, params, true>(r.l, l, b.l);
     return r;
   }
   PL_HD fp_redundant operator-() const { return zero() - *this; }
@@ -104,7 +80,7 @@ struct fp_redundant {
 
   PL_HD fp_redundant operator*(const fp_redundant& b) const {
     fp_redundant r;
-    redundant_detail::mul<params>(r.l, l, b.l);
+    mont32::mul_pairs<chain, params, 2, false>(r.l, l, b.l);
     return r;
   }
   PL_HD fp_redundant sqr() const { return *this * *this; }

@@ -132,6 +132,14 @@ struct ptx_chain {
 };
 #endif
 
+/// The chains this compilation pass runs: PTX on the device, the emulated
+/// flag on the host (where the tests run the same steps).
+#if defined(__CUDA_ARCH__)
+using native_chain = ptx_chain;
+#else
+using native_chain = host_chain;
+#endif
+
 /// Word w (32 bits) of the N-limb modulus of P, a compile-time constant once unrolled.
 template <class P>
 PL_HD constexpr uint32_t mod_word(unsigned w) {
@@ -253,8 +261,8 @@ constexpr unsigned any_operand = ~0u;
 /// (k + 1) p and divides by 2^32), so before a row's division it is below
 /// (k + 1) p 2^32, which fits W + 1 words when (k + 1) p < 2^(32W). That
 /// holds when (k + 1)(top + 1) <= 2^32 for p's top 32-bit word `top`:
-/// k = 1 for BN254 and BLS12-381 Fq and Fr, k = 4 (the NTT's lazy
-/// butterflies) for BN254 Fr.
+/// k = 1 for BN254 and BLS12-381 Fq and Fr, k = 2 (zk::ff::fp_redundant)
+/// for both Fq, k = 4 (the NTT's lazy butterflies) for BN254 Fr.
 template <class P>
 PL_HD constexpr bool spare_word(unsigned k) {
   constexpr unsigned W = 2 * P::limbs;
@@ -374,12 +382,33 @@ PL_HD void mul_pairs_unreduced(uint32_t* t, const uint64_t* a, const uint64_t* b
   PL_UNROLL for (unsigned j = 0; j < W; ++j) t[j] = c.addc_cc(E[W + j], O[W + j]);
 }
 
-/// mul_pairs_unreduced, then one conditional subtraction of p: r < p
-/// (a < K p, b < p).
-template <class Chain, class P, unsigned K = 1>
+/// mul_pairs_unreduced into N limbs, then (Reduce) one conditional
+/// subtraction of p: r < p for a < K p, b < p. Without Reduce, r < 2p
+/// where mul_pairs_unreduced says so (values kept in [0, 2p): the NTT's
+/// lazy butterflies, zk::ff::fp_redundant).
+template <class Chain, class P, unsigned K = 1, bool Reduce = true>
 PL_HD void mul_pairs(uint64_t* r, const uint64_t* a, const uint64_t* b) {
   uint32_t t[2 * P::limbs];
   mul_pairs_unreduced<Chain, P, K>(t, a, b);
+  if constexpr (Reduce)
+    put_reduced<Chain, P>(r, t);
+  else
+    put<P::limbs>(r, t);
+}
+
+/// Whether 4p < R = 2^(32W) (p's top 32-bit word below 2^30): values may
+/// then be kept anywhere in [0, 2p), as sums below 4p and products of them
+/// below 2p (mul_pairs without Reduce).
+template <class P>
+PL_HD constexpr bool two_spare_bits() {
+  return mod_word<P>(2 * P::limbs - 1) < (uint32_t(1) << 30);
+}
+
+/// r = a, minus p when a >= p: a < 2p, r < p.
+template <class Chain, class P>
+PL_HD void reduce_once(uint64_t* r, const uint64_t* a) {
+  uint32_t t[2 * P::limbs];
+  PL_UNROLL for (unsigned j = 0; j < 2 * P::limbs; ++j) t[j] = word(a, j);
   put_reduced<Chain, P>(r, t);
 }
 
