@@ -10,9 +10,7 @@
 # 1. cuda_gpu_test: every level-1 kernel and every window reduction against
 #    the CPU backend bit for bit (skewed inputs, plain and fixed base,
 #    chunked), then the MSM cases up to 2^MSM_TEST_LOG_N with the defaults.
-# 2. proofline-bench under each PROOFLINE_MSM_KERNEL that applies to the
-#    group (a cap the group is not compiled for, or lazy products on G1,
-#    would time the plain kernel again): msm_g2 (BN254) at 2^20 and 2^22
+# 2. proofline-bench under each PROOFLINE_MSM_KERNEL: msm_g2 (BN254) at 2^20 and 2^22
 #    under G2_KERNELS, msm (BN254 G1) at 2^20 and 2^22 under BN_G1_KERNELS,
 #    msm on BLS12-381 at 2^20 under BLS_G1_KERNELS, msm_g2 on BLS12-381 at
 #    2^20 under BLS_G2_KERNELS; then, with the default level-1 kernel,
@@ -25,7 +23,7 @@
 #   OUT              results folder (default ./bench-kernels-msm-out)
 #   G2_KERNELS, BN_G1_KERNELS, BLS_G1_KERNELS, BLS_G2_KERNELS
 #                    level-1 kernels to time (msm::parse_level1's spelling;
-#                    defaults below: both for G2, G1 has one)
+#                    default: both, xyzz and xyzz:lazy)
 #   REDUCES="block block:t7:r2"  window reductions to time
 #                    (msm::parse_reduce's spelling)
 #   RUNS=10          timed runs per size (the figure is their median)
@@ -40,8 +38,8 @@ source "$root/scripts/lib/bench.sh"
 bench_kernels_setup bench-kernels-msm "${1:?usage: bench-kernels-msm.sh CARRY_DIR (bin/ and lib/ of scripts/gpu-bundle.sh)}"
 runs=${RUNS:-10}
 g2_kernels=${G2_KERNELS:-"xyzz xyzz:lazy"}
-bn_g1_kernels=${BN_G1_KERNELS:-"xyzz"}
-bls_g1_kernels=${BLS_G1_KERNELS:-"xyzz"}
+bn_g1_kernels=${BN_G1_KERNELS:-"xyzz xyzz:lazy"}
+bls_g1_kernels=${BLS_G1_KERNELS:-"xyzz xyzz:lazy"}
 bls_g2_kernels=${BLS_G2_KERNELS:-"xyzz xyzz:lazy"}
 reduces=${REDUCES:-"block block:t7:r2"}
 

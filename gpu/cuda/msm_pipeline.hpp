@@ -449,27 +449,23 @@ struct level_runs_fn {
   }
 };
 
-/// The group G with Fq2 products by zk::ff::fp2_lazy: its points hold the
-/// same coordinates as G's and only multiply differently (recast()).
-template <class G>
-struct lazy_group {
-  using field = zk::ff::fp2<typename G::field::base, true>;
+/// G's twin for level 1's lazy products (level1_kernel::lazy), whose points
+/// hold the same values as G's (recast()): for Fq2 coordinates, products
+/// with one reduction less (zk::ff::fp2_lazy); for Fq ones, coordinates
+/// anywhere in [0, 2p), products without their final subtraction
+/// (zk::ff::fp_redundant).
+template <class G, class F = typename G::field>
+struct lazy_group;
+template <class G, class P>
+struct lazy_group<G, zk::ff::fp<P>> {
+  using field = zk::ff::fp_redundant<zk::ff::fp<P>>;
+};
+template <class G, class B>
+struct lazy_group<G, zk::ff::fp2<B, false>> {
+  using field = zk::ff::fp2<B, true>;
 };
 
-/// The group G with Fq coordinates anywhere in [0, 2p)
-/// (zk::ff::fp_redundant): products without their final subtraction.
-template <class G>
-struct redundant_group {
-  using field = zk::ff::fp_redundant<typename G::field>;
-};
-
-/// Whether G's coordinates are in Fq2 (lazy_group<G> exists).
-template <class F>
-struct is_plain_fp2 : std::false_type {};
-template <class F>
-struct is_plain_fp2<zk::ff::fp2<F, false>> : std::true_type {};
-
-/// Whether G's coordinates are in Fq (redundant_group<G> exists).
+/// Whether a field is Fq (fp).
 template <class F>
 struct is_fp : std::false_type {};
 template <class P>
@@ -489,7 +485,7 @@ PL_HD To coord(const From& x) {
     return To{x.c0, x.c1};
 }
 
-/// The same point in group To (G, or its lazy or redundant twin).
+/// The same point in group To (G, or its lazy twin).
 template <class To, class From>
 PL_HD zk::ec::affine<To> recast(const zk::ec::affine<From>& p) {
   using F = typename To::field;
@@ -502,8 +498,7 @@ PL_HD zk::ec::xyzz<To> recast(const zk::ec::xyzz<From>& p) {
 }
 
 /// Level 1's terms: affine points through the sorted values (index, sign),
-/// summed in XYZZ coordinates of group AccG (A's group, or its lazy or
-/// redundant twin).
+/// summed in XYZZ coordinates of group AccG (A's group, or its lazy twin).
 template <class A, class AccG = typename A::group>
 struct signed_points {
   using acc = zk::ec::xyzz<AccG>;
@@ -559,19 +554,10 @@ void level1(const Exec& ex, const level1_kernel& k, std::size_t m, const uint32_
             const uint32_t* base, unsigned L, uint32_t* out_keys, X* out, const uint32_t* vals, const A* points) {
   using G = typename A::group;
   const unsigned threads = k.threads ? k.threads : level1_threads<A>();
-  if constexpr (is_plain_fp2<typename G::field>::value) {
-    if (k.lazy) {
-      using F = level_runs_fn<X, signed_points<A, lazy_group<G>>>;
-      ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}}, threads);
-      return;
-    }
-  }
-  if constexpr (is_fp<typename G::field>::value) {
-    if (k.lazy) {
-      using F = level_runs_fn<X, signed_points<A, redundant_group<G>>>;
-      ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}}, threads);
-      return;
-    }
+  if (k.lazy) {
+    using F = level_runs_fn<X, signed_points<A, lazy_group<G>>>;
+    ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}}, threads);
+    return;
   }
   using F = level_runs_fn<X, signed_points<A>>;
   ex.for_each(m, F{keys, count, base, L, out_keys, out, {vals, points}}, threads);
