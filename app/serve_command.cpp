@@ -38,6 +38,7 @@
 #include "gpu/pinning.hpp"
 #include "memory/estimate.hpp"
 #include "memory/size.hpp"
+#include "net/basp_guard.hpp"
 #include "zk/curves.hpp"
 #include "zk/formats/proof_json.hpp"
 #include "zk/groth16/verifier.hpp"
@@ -95,11 +96,11 @@ SECURITY:
   at its first start, and clients and nodes of the same user on this
   machine find them. For other machines see `proofline tls
   --help`; --tls-cert/--tls-key/--tls-ca use certificates of your own PKI.
-  --insecure listens and joins in plain text. Anyone who can reach the port
-  can then stop the daemon: CAF 0.17.6's BASP parser crashes on a 32-byte
-  handshake header with an empty payload, and allocates whatever payload
-  length (up to 4 GiB) a header announces. Use it only where every peer that
-  can connect is trusted.
+  --insecure listens and joins in plain text, unauthenticated. Anyone who
+  can reach the port can then submit and cancel jobs and join as a node, and
+  CAF 0.17.6's network parser reads their bytes; proofline closes the
+  connections whose bytes are known to crash it or make it allocate, but
+  only those. Use it only where every peer that can connect is trusted.
 
 STATE:
   --state DIR keeps a journal of accepted jobs and finished partitions in
@@ -332,7 +333,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   bool tls = tls_opts.any();
   if (!tls)
     spdlog::warn("serve: --insecure: links are plain text and unauthenticated; anyone who can "
-                 "reach {} can stop this daemon", listen ? listen->text() : o.join);
+                 "reach {} can submit, cancel and join", listen ? listen->text() : o.join);
   std::vector<std::string> roots;
   try {
     if (o.allow_roots.empty()) roots.push_back(canonical_root(fs::current_path().string()));
@@ -405,6 +406,12 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   cc.name = net::process_name();
   cc.write_file = ops.write_file;
   cc.max_inline_bytes = *memory::parse_size(o.max_inline);
+  // What a client may send in one message: a job file and its inline
+  // witnesses. A node takes partitions (inline witnesses included) from its
+  // coordinator, whose --max-inline it does not know, so it keeps CAF's limit.
+  if (o.join.empty())
+    net::set_basp_payload_limit(cc.max_inline_bytes + jobs::max_job_file_bytes +
+                                (uint64_t(1) << 20));
   auto control = sys.spawn(proofline::control, cc);
   auto stop_control = [&] { caf::anon_send_exit(control, caf::exit_reason::user_shutdown); };
   if (listen) {

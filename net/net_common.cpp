@@ -161,6 +161,9 @@ void configure_network(caf::actor_system_config& cfg, const tls_options& tls,
   }
   cfg.set("middleman.heartbeat-interval", caf::timespan{heartbeat_interval});
   cfg.set("middleman.connection-timeout", caf::timespan{peer_timeout});
+  // Decode every message from a peer inside basp::instance::handle, which
+  // net/basp_guard.cpp wraps, and none on CAF's BASP worker threads.
+  cfg.set("middleman.workers", size_t{0});
   configure_actor_system(cfg);
 }
 

@@ -81,8 +81,10 @@ std::string resolve_tls(tls_options& tls, bool create_missing, std::string& crea
 void add_tls_options(CLI::App& app, tls_options& tls, const std::string& insecure_help);
 
 /// Loads the middleman (and the OpenSSL module when TLS is on), sets the
-/// heartbeat and `peer_timeout`, two scheduler threads, CAF's own logging off,
-/// and registers proofline's message types.
+/// heartbeat and `peer_timeout`, no BASP worker threads (messages from peers
+/// are decoded on the middleman's thread, where net/basp_guard.cpp closes the
+/// connection of one CAF cannot decode), two scheduler threads, CAF's own
+/// logging off, and registers proofline's message types.
 void configure_network(caf::actor_system_config& cfg, const tls_options& tls,
                        std::chrono::milliseconds peer_timeout);
 

@@ -8,6 +8,10 @@
 //   net_probe bomb HOST PORT         messages whose types carry proofline's
 //                                    registered names but whose bytes claim a
 //                                    string of 2^40 bytes and one of 2^62 bytes
+//   net_probe variant HOST PORT      a config value and a node ID of the uri
+//                                    kind whose variant type tags are out of
+//                                    range (CAF's decoder throws on them), each
+//                                    on a connection of its own
 //
 // It exits 0 once the messages are sent and the connection answered or
 // closed; the test then checks that the server still serves. With
@@ -66,6 +70,32 @@ typename Inspector::result_type inspect(Inspector& f, fake_witness& x) {
   return f(caf::meta::type_name("fake_witness"), x.path, x.bytes);
 }
 
+/// Registered under CAF's name of caf::config_value: a variant tag no
+/// config value has.
+struct fake_config_value {
+  uint8_t tag = 0x7f;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fake_config_value& x) {
+  return f(caf::meta::type_name("fake_config_value"), x.tag);
+}
+
+/// Registered under CAF's name of caf::node_id: a node ID of the uri kind
+/// whose URI's host (a variant of a name and an IP address) has a tag of
+/// neither.
+struct fake_uri_node {
+  caf::atom_value kind = caf::atom("uri");
+  std::string scheme = "tcp";
+  std::string userinfo;
+  uint8_t host_tag = 0x7f;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fake_uri_node& x) {
+  return f(caf::meta::type_name("fake_uri_node"), x.kind, x.scheme, x.userinfo, x.host_tag);
+}
+
 struct config : caf::actor_system_config {
   explicit config(const char* tls_dir) {
     load<caf::io::middleman>();
@@ -78,6 +108,8 @@ struct config : caf::actor_system_config {
     }
     add_message_type<fake_submission>("proofline::job_submission");
     add_message_type<fake_witness>("proofline::inline_witness");
+    add_message_type<fake_config_value>("@config_value");
+    add_message_type<fake_uri_node>("@node");
     set("logger.console-verbosity", caf::atom("quiet"));
     set("middleman.heartbeat-interval", caf::timespan{std::chrono::milliseconds(500)});
   }
@@ -89,7 +121,7 @@ using submit_atom = caf::atom_constant<caf::atom("submit")>;
 
 int main(int argc, char** argv) {
   if (argc != 4) {
-    std::cerr << "usage: net_probe unexpected|bomb HOST PORT\n";
+    std::cerr << "usage: net_probe unexpected|bomb|variant HOST PORT\n";
     return 2;
   }
   std::string mode = argv[1];
@@ -100,14 +132,18 @@ int main(int argc, char** argv) {
   caf::actor target;
   auto connector = tls_dir && *tls_dir ? sys.openssl_manager().actor_handle()
                                        : sys.middleman().actor_handle();
-  self->request(connector, std::chrono::seconds(5), caf::connect_atom::value,
-                std::string(argv[2]), static_cast<uint16_t>(std::stoi(argv[3])))
-      .receive(
-          [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>&) {
-            target = caf::actor_cast<caf::actor>(ptr);
-          },
-          [&](caf::error& e) { std::cerr << "net_probe: " << sys.render(e) << "\n"; });
-  if (!target) return 1;
+  auto connect = [&] {
+    target = nullptr;
+    self->request(connector, std::chrono::seconds(5), caf::connect_atom::value,
+                  std::string(argv[2]), static_cast<uint16_t>(std::stoi(argv[3])))
+        .receive(
+            [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>&) {
+              target = caf::actor_cast<caf::actor>(ptr);
+            },
+            [&](caf::error& e) { std::cerr << "net_probe: " << sys.render(e) << "\n"; });
+    return static_cast<bool>(target);
+  };
+  if (!connect()) return 1;
   auto ask = [&](auto... xs) {
     self->request(target, std::chrono::seconds(3), xs...)
         .receive([&](caf::message& m) { std::cout << "reply " << to_string(m) << "\n"; },
@@ -121,6 +157,12 @@ int main(int argc, char** argv) {
     ask(submit_atom::value, fake_submission{{uint64_t{1} << 40}});
     ask(submit_atom::value, fake_submission{{uint64_t{1} << 62}});
     ask(submit_atom::value, fake_witness{"w", {uint64_t{1} << 40}});
+  } else if (mode == "variant") {
+    // The server closes the connection that sent each; the next one needs
+    // a connection of its own.
+    ask(fake_config_value{});
+    if (!connect()) return 1;
+    ask(fake_uri_node{});
   } else {
     std::cerr << "net_probe: unknown mode " << mode << "\n";
     return 2;

@@ -6,8 +6,9 @@ reach the port can send without credentials.
       sends an HTTP request and 4 KiB of bytes that are no BASP header.
   raw_peer.py basp32 HOST PORT
       sends one byte 0x01 and 31 zero bytes: a CAF 0.17.6 BASP header of a
-      client handshake announcing an empty payload (a plain-text CAF
-      listener dereferences a null pointer on it and dies).
+      client handshake announcing an empty payload (CAF 0.17.6 alone
+      dereferences a null pointer on it and dies; proofline's BASP guard
+      closes the connection).
   raw_peer.py truncated HOST PORT
       sends the first 16 bytes of a BASP header, then closes.
   raw_peer.py oversize HOST PORT BYTES HOLD_S [SERVER_PID]

@@ -1,0 +1,16 @@
+// The process's guard around CAF 0.17.6's BASP decoder (net/basp_guard.cpp):
+// it closes a connection whose message the decoder would throw on, whose
+// header announces no payload for an operation that needs one, or whose
+// header announces a payload over the limit set here.
+#pragma once
+
+#include <cstdint>
+
+namespace proofline::net {
+
+/// The largest payload one BASP message may announce; a header announcing
+/// more closes its connection before anything is allocated for it. Without
+/// a call the limit is 4 GiB - 1 (what the header's 32-bit field can say).
+void set_basp_payload_limit(uint64_t bytes);
+
+}  // namespace proofline::net
