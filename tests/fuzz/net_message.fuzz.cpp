@@ -3,9 +3,11 @@
 // proofline's registered types, as the middleman decodes a BASP payload
 // once the TLS handshake has admitted the peer. Any input must decode or be
 // refused with an error, never crash, leak or allocate more than its own
-// size allows. CAF 0.17.6's decoder throws on a variant's out-of-range type
-// tag (config values, stream messages, node IDs of the uri kind); the
-// server closes that peer's connection (net/basp_guard.cpp), so a
+// size allows. The decoder works under the limits every proofline
+// executable sets (net/decode_limits.cpp, linked in here too: message
+// nesting, refused built-in types), which throw; CAF 0.17.6's decoder itself
+// throws on a variant's out-of-range type tag (node IDs of the uri kind).
+// The server closes that peer's connection (net/basp_guard.cpp), so a
 // std::exception thrown while decoding counts as a refusal here too. What decodes must encode and decode again to the same bytes;
 // a decoded submission's job file goes through the server's parser.
 #include <caf/binary_deserializer.hpp>
