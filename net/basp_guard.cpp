@@ -24,7 +24,7 @@
 // connection to the protocol's decoder. libcaf_io.so calls it through its
 // PLT and the executable comes first in the symbol lookup, so the call
 // lands here. The wrapper checks a header's operation and payload length
-// (2, 3), calls libcaf_io's own function (dlsym with RTLD_NEXT), and turns
+// (2, 3), calls libcaf_io's own function (net/next_definition.hpp), and turns
 // any exception into `malformed_basp_message` (1); on that state the broker
 // closes the connection and forgets its routes. configure_network sets
 // middleman.workers to 0, so that messages to actors are decoded inside
@@ -35,14 +35,13 @@
 #include <caf/binary_deserializer.hpp>
 #include <caf/io/basp/instance.hpp>
 
-#include <dlfcn.h>
 #include <spdlog/spdlog.h>
 
 #include <atomic>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <string>
+
+#include "net/next_definition.hpp"
 
 namespace {
 
@@ -50,19 +49,6 @@ using handle_fn = caf::io::basp::connection_state (*)(caf::io::basp::instance*,
                                                        caf::execution_unit*,
                                                        caf::io::new_data_msg&,
                                                        caf::io::basp::header&, bool);
-
-/// libcaf_io's instance::handle(execution_unit*, new_data_msg&, header&, bool).
-handle_fn caf_handle() {
-  static const auto fn = reinterpret_cast<handle_fn>(dlsym(
-      RTLD_NEXT,
-      "_ZN3caf2io4basp8instance6handleEPNS_14execution_unitERNS0_12new_data_msgERNS1_6headerEb"));
-  if (fn == nullptr) {
-    std::fprintf(stderr, "proofline: libcaf_io has no caf::io::basp::instance::handle (%s)\n",
-                 dlerror());
-    std::abort();
-  }
-  return fn;
-}
 
 std::atomic<uint64_t> payload_limit{UINT32_MAX};
 
@@ -97,7 +83,10 @@ connection_state instance::handle(execution_unit* ctx, new_data_msg& dm, header&
         spdlog::warn("network: closed connection {}: {}", dm.handle.id(), why);
         return malformed_basp_message;
       }
-    return caf_handle()(this, ctx, dm, hdr, is_payload);
+    // libcaf_io's instance::handle(execution_unit*, new_data_msg&, header&, bool).
+    static const auto caf_handle = proofline::net::next_definition<handle_fn>(
+        "_ZN3caf2io4basp8instance6handleEPNS_14execution_unitERNS0_12new_data_msgERNS1_6headerEb");
+    return caf_handle(this, ctx, dm, hdr, is_payload);
   } catch (const std::exception& e) {
     spdlog::warn("network: closed connection {}: its message could not be decoded ({})",
                  dm.handle.id(), e.what());

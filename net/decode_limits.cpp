@@ -20,7 +20,7 @@
 // libcaf_core reaches through its PLT and vtables, so the executable's
 // definitions are the ones called. load counts the nesting of the calling
 // thread and make_value refuses the type names above; both then call
-// libcaf_core's own function (dlsym with RTLD_NEXT). A refusal throws
+// libcaf_core's own function (net/next_definition.hpp). A refusal throws
 // decode_refused, which the BASP guard (net/basp_guard.cpp) turns into a
 // closed connection, like any other exception from the decoder. proofline's
 // own messages nest two levels at most (an error with its context) and name
@@ -32,24 +32,13 @@
 #include <caf/type_erased_value.hpp>
 #include <caf/uniform_type_info_map.hpp>
 
-#include <dlfcn.h>
-
-#include <cstdio>
-#include <cstdlib>
 #include <string>
+
+#include "net/next_definition.hpp"
 
 namespace {
 
-/// libcaf_core's own definition of the function whose mangled name is `name`.
-template <class F>
-F caf_core_function(const char* name) {
-  auto fn = reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-  if (fn == nullptr) {
-    std::fprintf(stderr, "proofline: libcaf_core has no %s (%s)\n", name, dlerror());
-    std::abort();
-  }
-  return fn;
-}
+using proofline::net::next_definition;
 
 using load_fn = caf::error (*)(caf::message*, caf::deserializer&);
 using make_value_fn = caf::type_erased_value_ptr (*)(const caf::uniform_type_info_map*,
@@ -80,7 +69,7 @@ bool refused_type_name(const std::string& name) {
 }  // namespace proofline::net
 
 caf::error caf::message::load(caf::deserializer& source) {
-  static const auto real = caf_core_function<load_fn>("_ZN3caf7message4loadERNS_12deserializerE");
+  static const auto real = next_definition<load_fn>("_ZN3caf7message4loadERNS_12deserializerE");
   depth_step step;
   if (message_depth > proofline::net::max_message_depth)
     throw proofline::net::decode_refused("messages nest deeper than " +
@@ -90,7 +79,7 @@ caf::error caf::message::load(caf::deserializer& source) {
 }
 
 caf::type_erased_value_ptr caf::uniform_type_info_map::make_value(const std::string& name) const {
-  static const auto real = caf_core_function<make_value_fn>(
+  static const auto real = next_definition<make_value_fn>(
       "_ZNK3caf21uniform_type_info_map10make_valueERKNSt7__cxx1112basic_stringIcSt11char_"
       "traitsIcESaIcEEE");
   if (proofline::net::refused_type_name(name))

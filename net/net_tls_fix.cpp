@@ -15,20 +15,18 @@
 // Design: the executable defines SSL_read, SSL_write, SSL_accept and
 // SSL_connect. libcaf_openssl.so looks its OpenSSL symbols up at run time and
 // the executable comes first in that lookup, so its calls land here; each
-// wrapper clears the queue and calls OpenSSL's own function (dlsym with
-// RTLD_NEXT). Errors of the call itself stay in the queue for SSL_get_error.
-// Only the executable is affected; OpenSSL's internal calls are untouched.
-#include <dlfcn.h>
-
+// wrapper clears the queue and calls OpenSSL's own function
+// (net/next_definition.hpp). Errors of the call itself stay in the queue for
+// SSL_get_error. Only the executable is affected; OpenSSL's internal calls
+// are untouched.
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include "net/next_definition.hpp"
+
 namespace {
 
-template <class F>
-F openssl_function(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
+using proofline::net::next_definition;
 
 using io_fn = int (*)(SSL*, void*, int);
 using write_fn = int (*)(SSL*, const void*, int);
@@ -39,25 +37,25 @@ using handshake_fn = int (*)(SSL*);
 extern "C" {
 
 int SSL_read(SSL* ssl, void* buf, int num) {
-  static const auto real = openssl_function<io_fn>("SSL_read");
+  static const auto real = next_definition<io_fn>("SSL_read");
   ERR_clear_error();
   return real(ssl, buf, num);
 }
 
 int SSL_write(SSL* ssl, const void* buf, int num) {
-  static const auto real = openssl_function<write_fn>("SSL_write");
+  static const auto real = next_definition<write_fn>("SSL_write");
   ERR_clear_error();
   return real(ssl, buf, num);
 }
 
 int SSL_accept(SSL* ssl) {
-  static const auto real = openssl_function<handshake_fn>("SSL_accept");
+  static const auto real = next_definition<handshake_fn>("SSL_accept");
   ERR_clear_error();
   return real(ssl);
 }
 
 int SSL_connect(SSL* ssl) {
-  static const auto real = openssl_function<handshake_fn>("SSL_connect");
+  static const auto real = next_definition<handshake_fn>("SSL_connect");
   ERR_clear_error();
   return real(ssl);
 }
