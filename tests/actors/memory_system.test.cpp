@@ -412,7 +412,6 @@ struct backlog_result {
 };
 
 /// Proves `jobs` × `parts` heavy partitions on the real scheduler, detached.
-/// A backlog of `jobs` jobs of `parts` partitions on a detached runtime.
 /// await_pinned: submit only once the memory manager reports its pool
 /// pinned (pinning runs on a thread of its own, and partitions granted
 /// before it is done use ordinary pages by design).

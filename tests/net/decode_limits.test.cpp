@@ -3,11 +3,12 @@
 // the BASP broker uses it: messages nested deeper than max_message_depth and
 // elements of refused built-in types throw decode_refused (the BASP guard
 // then closes the peer's connection); what proofline itself sends, an error
-// with its context included, still decodes.
+// with its context included, still decodes. The actor system is the fuzz
+// target's (tests/fuzz/net_message.hpp): proofline's message types, no
+// worker threads.
 #include <doctest/doctest.h>
 
 #include <caf/actor_system.hpp>
-#include <caf/actor_system_config.hpp>
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
 #include <caf/message.hpp>
@@ -18,33 +19,22 @@
 
 #include "messages/catalogue.hpp"
 #include "net/decode_limits.hpp"
+#include "tests/fuzz/net_message.hpp"
 
 namespace proofline::test {
 
 namespace {
 
-caf::actor_system& decode_system() {
-  struct config : caf::actor_system_config {
-    config() {
-      set("scheduler.policy", caf::atom("testing"));
-      register_message_types(*this);
-    }
-  };
-  static config cfg;
-  static caf::actor_system sys{cfg};
-  return sys;
-}
-
 std::vector<char> encode(const caf::message& m) {
   std::vector<char> out;
-  caf::binary_serializer sink{decode_system(), out};
+  caf::binary_serializer sink{fuzz::net_system(), out};
   REQUIRE_FALSE(sink(const_cast<caf::message&>(m)));
   return out;
 }
 
 /// Decodes a message; true when CAF accepted it, false on CAF's own error.
 bool decode(const std::vector<char>& bytes, caf::message& out) {
-  caf::binary_deserializer source{decode_system(), bytes};
+  caf::binary_deserializer source{fuzz::net_system(), bytes};
   return !source(out);
 }
 
