@@ -396,12 +396,12 @@ PL_HD void mul_pairs(uint64_t* r, const uint64_t* a, const uint64_t* b) {
     put<P::limbs>(r, t);
 }
 
-/// Whether 4p < R = 2^(32W) (p's top 32-bit word below 2^30): values may
+/// Whether 4p < R = 2^(32W) (spare_word's bound for k = 3): values may
 /// then be kept anywhere in [0, 2p), as sums below 4p and products of them
 /// below 2p (mul_pairs without Reduce).
 template <class P>
 PL_HD constexpr bool two_spare_bits() {
-  return mod_word<P>(2 * P::limbs - 1) < (uint32_t(1) << 30);
+  return spare_word<P>(3);
 }
 
 /// r = a, minus p when a >= p: a < 2p, r < p.
