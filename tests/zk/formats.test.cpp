@@ -910,3 +910,49 @@ TEST_CASE("a FIFO or a device named as zkey or witness is refused at once") {
                {"not a regular file (a device)"});
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
 }
+
+TEST_CASE("a key, a witness and proof JSON given as bytes read as their files do") {
+  const std::string key_path = fixture("bn254/small", "circuit.zkey");
+  const std::string w_path = fixture("bn254/small", "witness_1.wtns");
+  const auto key_bytes = read_bytes(key_path);
+  const auto w_bytes = read_bytes(w_path);
+  const auto from_file = formats::load_zkey(key_path);
+  const auto from_bytes =
+      formats::load_zkey(formats::memory_file{"zkey buffer", key_bytes.data(), key_bytes.size()});
+  CHECK(from_bytes->path == "zkey buffer");
+  const auto& a = groth16::typed<bn254>(*from_file);
+  const auto& b = groth16::typed<bn254>(*from_bytes);
+  CHECK(b.info.n_vars == a.info.n_vars);
+  CHECK(b.points_h.size() == a.points_h.size());
+  CHECK(std::memcmp(b.points_h.data(), a.points_h.data(),
+                    a.points_h.size() * sizeof a.points_h[0]) == 0);
+  CHECK(std::memcmp(b.coefs_a.data(), a.coefs_a.data(), a.coefs_a.size() * sizeof a.coefs_a[0]) ==
+        0);
+
+  std::vector<bn254::scalar> w1(a.info.n_vars), w2(a.info.n_vars);
+  formats::read_witness<bn254>(w_path, *from_file, w1.data());
+  formats::read_witness<bn254>(formats::memory_file{"witness", w_bytes.data(), w_bytes.size()},
+                               *from_file, w2.data(), 2);
+  CHECK(std::memcmp(w1.data(), w2.data(), w1.size() * sizeof w1[0]) == 0);
+  CHECK(formats::read_wtns_info(formats::memory_file{"witness", w_bytes.data(), w_bytes.size()})
+            .count == a.info.n_vars);
+
+  // Errors name the bytes as the caller named them.
+  expect_error([&] {
+    formats::read_witness<bn254>(formats::memory_file{"witness", w_bytes.data(), w_bytes.size() - 1},
+                                 *from_file, w2.data());
+  },
+               "witness", {"truncated"});
+  expect_error([&] { formats::load_zkey(formats::memory_file{"zkey buffer", key_bytes.data(), 40}); },
+               "zkey buffer", {"truncated"});
+  expect_error([&] { formats::read_wtns_info(formats::memory_file{"witness", nullptr, 12}); },
+               "witness", {"no bytes"});
+
+  const auto proof_text = read_bytes(fixture("bn254/small", "snarkjs_proof_0.json"));
+  const auto via_text = formats::read_proof<bn254>(
+      formats::json_text{"proof", std::string(proof_text.begin(), proof_text.end())});
+  const auto via_file = formats::read_proof<bn254>(fixture("bn254/small", "snarkjs_proof_0.json"));
+  CHECK(via_text.a == via_file.a);
+  expect_error([&] { formats::read_public<bn254>(formats::json_text{"inputs", "[\"x\"]"}); },
+               "inputs", {"is not a decimal string"});
+}

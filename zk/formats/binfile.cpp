@@ -45,6 +45,11 @@ input_file::input_file(std::string path) : path_(std::move(path)) {
   size_ = static_cast<uint64_t>(st.st_size);
 }
 
+input_file::input_file(const memory_file& bytes)
+    : path_(bytes.name), bytes_(static_cast<const unsigned char*>(bytes.data)), size_(bytes.size) {
+  if (!bytes_ && size_ > 0) fail("no bytes (a null buffer of " + std::to_string(size_) + " bytes)");
+}
+
 input_file::~input_file() {
   if (fd_ >= 0) ::close(fd_);
 }
@@ -53,6 +58,13 @@ void input_file::fail(const std::string& problem) const { throw format_error(pat
 
 void input_file::read(uint64_t offset, void* dst, uint64_t n) const {
   auto* out = static_cast<unsigned char*>(dst);
+  if (fd_ < 0) {
+    if (offset > size_ || n > size_ - offset)
+      fail("truncated: " + std::to_string(size_) + " bytes, while " + std::to_string(n) +
+           " bytes at offset " + std::to_string(offset) + " were expected");
+    if (n > 0) std::memcpy(out, bytes_ + offset, n);
+    return;
+  }
   while (n > 0) {
     ssize_t got = ::pread(fd_, out, std::min(n, max_read_bytes), static_cast<off_t>(offset));
     if (got < 0) {

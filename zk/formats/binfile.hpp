@@ -6,6 +6,7 @@
 //
 //   input_file  RAII file descriptor with positioned reads (pread), large
 //               reads split as the kernel requires; errors name the file.
+//               Or bytes in memory (memory_file), read by copying.
 //   container   the section table, indexed by id, every section checked to
 //               end inside the file.
 #pragma once
@@ -28,6 +29,9 @@ class input_file {
  public:
   /// Opens `path`; throws format_error(path, "cannot open: <reason>").
   explicit input_file(std::string path);
+  /// Reads `bytes` in place (nothing is copied until read()); named
+  /// bytes.name in errors. A null pointer with a size is refused.
+  explicit input_file(const memory_file& bytes);
   ~input_file();
   input_file(const input_file&) = delete;
   input_file& operator=(const input_file&) = delete;
@@ -48,6 +52,7 @@ class input_file {
  private:
   std::string path_;
   int fd_ = -1;
+  const unsigned char* bytes_ = nullptr;  ///< memory_file contents; fd_ is then -1
   uint64_t size_ = 0;
 };
 

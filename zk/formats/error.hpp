@@ -2,6 +2,7 @@
 // "w3.wtns: 1520 witness values, circuit.zkey expects 1521".
 #pragma once
 
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +20,16 @@ class format_error : public std::runtime_error {
  private:
   std::string file_;
   std::string problem_;
+};
+
+/// Bytes in memory read as if they were a file called `name` (a witness or
+/// key handed over as a buffer): every reader that takes a path also takes
+/// one of these, and its messages name `name`. A view: the bytes must stay
+/// valid while the reader runs.
+struct memory_file {
+  std::string name;
+  const void* data = nullptr;
+  uint64_t size = 0;
 };
 
 }  // namespace proofline::zk::formats

@@ -24,15 +24,19 @@ class json_file {
   explicit json_file(std::string path) : path_(std::move(path)) {
     std::ifstream in(path_, std::ios::binary);
     if (!in) fail("cannot open");
-    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    parse(std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
+  }
+  /// JSON text given in memory, named text.name in errors.
+  explicit json_file(const json_text& text) : path_(text.name) { parse(text.text); }
+
+  const json& root() const { return root_; }
+  void parse(const std::string& text) {
     try {
       root_ = json::parse(text);
     } catch (const json::parse_error& e) {
       fail(std::string("not valid JSON: ") + e.what());
     }
   }
-
-  const json& root() const { return root_; }
   [[noreturn]] void fail(const std::string& problem) const { throw format_error(path_, problem); }
 
   /// The member `key` of the top-level object.
@@ -118,9 +122,10 @@ std::string public_to_json(const typename C::scalar* values, std::size_t count) 
   return j.dump(snarkjs_indent);
 }
 
+namespace {
+
 template <class C>
-verification_key<C> read_verification_key(const std::string& path) {
-  json_file f(path);
+verification_key<C> verification_key_from(const json_file& f) {
   f.expect_groth16<C>();
   verification_key<C> vk;
   const json& n = f.member("nPublic");
@@ -143,8 +148,7 @@ verification_key<C> read_verification_key(const std::string& path) {
 }
 
 template <class C>
-groth16::proof<C> read_proof(const std::string& path, bool check_curve) {
-  json_file f(path);
+groth16::proof<C> proof_from(const json_file& f, bool check_curve) {
   f.expect_groth16<C>();
   groth16::proof<C> p;
   p.a = f.point<C, typename C::g1_affine>(f.member("pi_a"), "pi_a", check_curve);
@@ -154,8 +158,7 @@ groth16::proof<C> read_proof(const std::string& path, bool check_curve) {
 }
 
 template <class C>
-std::vector<typename C::scalar> read_public(const std::string& path) {
-  json_file f(path);
+std::vector<typename C::scalar> public_from(const json_file& f) {
   const json& root = f.root();
   if (!root.is_array()) f.fail("expected a JSON array of decimal strings");
   std::vector<typename C::scalar> out;
@@ -171,12 +174,42 @@ std::vector<typename C::scalar> read_public(const std::string& path) {
   return out;
 }
 
+}  // namespace
+
+template <class C>
+verification_key<C> read_verification_key(const std::string& path) {
+  return verification_key_from<C>(json_file(path));
+}
+template <class C>
+verification_key<C> read_verification_key(const json_text& text) {
+  return verification_key_from<C>(json_file(text));
+}
+template <class C>
+groth16::proof<C> read_proof(const std::string& path, bool check_curve) {
+  return proof_from<C>(json_file(path), check_curve);
+}
+template <class C>
+groth16::proof<C> read_proof(const json_text& text, bool check_curve) {
+  return proof_from<C>(json_file(text), check_curve);
+}
+template <class C>
+std::vector<typename C::scalar> read_public(const std::string& path) {
+  return public_from<C>(json_file(path));
+}
+template <class C>
+std::vector<typename C::scalar> read_public(const json_text& text) {
+  return public_from<C>(json_file(text));
+}
+
 #define PL_INSTANTIATE(C)                                                    \
   template std::string proof_to_json<C>(const groth16::proof<C>&);           \
   template std::string public_to_json<C>(const C::scalar*, std::size_t);     \
   template verification_key<C> read_verification_key<C>(const std::string&); \
   template groth16::proof<C> read_proof<C>(const std::string&, bool);              \
-  template std::vector<C::scalar> read_public<C>(const std::string&);
+  template std::vector<C::scalar> read_public<C>(const std::string&);   \
+  template verification_key<C> read_verification_key<C>(const json_text&);   \
+  template groth16::proof<C> read_proof<C>(const json_text&, bool);          \
+  template std::vector<C::scalar> read_public<C>(const json_text&);
 PL_INSTANTIATE(bn254)
 PL_INSTANTIATE(bls12_381)
 #undef PL_INSTANTIATE

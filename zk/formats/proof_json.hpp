@@ -26,6 +26,12 @@ std::string proof_to_json(const groth16::proof<C>& p);
 template <class C>
 std::string public_to_json(const typename C::scalar* values, std::size_t count);
 
+/// JSON text in memory, read as a file called `name` would be (messages name `name`).
+struct json_text {
+  std::string name;
+  std::string text;
+};
+
 /// A Groth16 verification key as `snarkjs zkey export verificationkey` writes it.
 template <class C>
 using verification_key = groth16::verifying_key<C>;
@@ -35,15 +41,21 @@ using verification_key = groth16::verifying_key<C>;
 /// nPublic + 1 points. Throws format_error naming the file and the field.
 template <class C>
 verification_key<C> read_verification_key(const std::string& path);
+template <class C>
+verification_key<C> read_verification_key(const json_text& text);
 
 /// Reads proof.json with the same checks; with check_curve false, points off
 /// their curve are returned as read (for a verifier that reports them as an
 /// invalid proof rather than an unreadable file). Throws format_error.
 template <class C>
 groth16::proof<C> read_proof(const std::string& path, bool check_curve = true);
+template <class C>
+groth16::proof<C> read_proof(const json_text& text, bool check_curve = true);
 
 /// Reads public.json: an array of decimal strings below r. Throws format_error.
 template <class C>
 std::vector<typename C::scalar> read_public(const std::string& path);
+template <class C>
+std::vector<typename C::scalar> read_public(const json_text& text);
 
 }  // namespace proofline::zk::formats

@@ -62,21 +62,13 @@ wtns_layout read_layout(const input_file& f) {
   return L;
 }
 
-}  // namespace
-
-wtns_info read_wtns_info(const std::string& path) {
-  input_file f(path);
-  return read_layout(f).info;
-}
-
 template <class C>
-void read_witness(const std::string& path, const groth16::proving_key_base& key,
-                  typename C::scalar* out, unsigned threads) {
+void read_values(const input_file& f, const groth16::proving_key_base& key,
+                 typename C::scalar* out, unsigned threads) {
   using fr = typename C::fr;
   if (key.info.curve != C::id)
     throw std::invalid_argument("read_witness: " + key.path + " is a " + to_string(key.info.curve) +
                                 " key, read as " + C::name);
-  input_file f(path);
   wtns_layout L = read_layout(f);
   const wtns_info& info = L.info;
   if (!detail::is_modulus<fr>(info.prime.data(), info.n8))
@@ -99,9 +91,37 @@ void read_witness(const std::string& path, const groth16::proving_key_base& key,
   });
 }
 
+}  // namespace
+
+wtns_info read_wtns_info(const std::string& path) {
+  input_file f(path);
+  return read_layout(f).info;
+}
+
+wtns_info read_wtns_info(const memory_file& bytes) {
+  input_file f(bytes);
+  return read_layout(f).info;
+}
+
+template <class C>
+void read_witness(const std::string& path, const groth16::proving_key_base& key,
+                  typename C::scalar* out, unsigned threads) {
+  read_values<C>(input_file(path), key, out, threads);
+}
+
+template <class C>
+void read_witness(const memory_file& bytes, const groth16::proving_key_base& key,
+                  typename C::scalar* out, unsigned threads) {
+  read_values<C>(input_file(bytes), key, out, threads);
+}
+
 template void read_witness<bn254>(const std::string&, const groth16::proving_key_base&,
                                   bn254::scalar*, unsigned);
 template void read_witness<bls12_381>(const std::string&, const groth16::proving_key_base&,
+                                      bls12_381::scalar*, unsigned);
+template void read_witness<bn254>(const memory_file&, const groth16::proving_key_base&,
+                                  bn254::scalar*, unsigned);
+template void read_witness<bls12_381>(const memory_file&, const groth16::proving_key_base&,
                                       bls12_381::scalar*, unsigned);
 
 }  // namespace proofline::zk::formats

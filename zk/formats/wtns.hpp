@@ -22,6 +22,8 @@ struct wtns_info {
 
 /// Reads the header section only. Throws format_error naming the file.
 wtns_info read_wtns_info(const std::string& path);
+/// The same, of a witness given as bytes.
+wtns_info read_wtns_info(const memory_file& bytes);
 
 /// Reads a witness for `key` into out[0 .. key.info.n_vars), standard form.
 /// Checks the prime equals the key's scalar field, the count equals n_vars
@@ -33,6 +35,11 @@ wtns_info read_wtns_info(const std::string& path);
 /// file.
 template <class C>
 void read_witness(const std::string& path, const groth16::proving_key_base& key,
+                  typename C::scalar* out, unsigned threads = 1);
+/// The same, of a witness given as bytes (copied into `out` and checked in
+/// chunks on up to `threads` threads, as from a file).
+template <class C>
+void read_witness(const memory_file& bytes, const groth16::proving_key_base& key,
                   typename C::scalar* out, unsigned threads = 1);
 
 }  // namespace proofline::zk::formats

@@ -424,12 +424,28 @@ groth16::key_info read_zkey_info(const std::string& path) {
   return read_layout(f).info;
 }
 
-groth16::key_ptr load_zkey(const std::string& path, unsigned threads) {
-  input_file f(path);
+groth16::key_info read_zkey_info(const memory_file& bytes) {
+  input_file f(bytes);
+  return read_layout(f).info;
+}
+
+namespace {
+
+groth16::key_ptr load_from(const input_file& f, unsigned threads) {
   zkey_layout L = read_layout(f);
   if (threads == 0) threads = base::hardware_threads();
   return visit_curve(L.info.curve,
                      [&](auto curve) { return load_typed<decltype(curve)>(f, L, threads); });
+}
+
+}  // namespace
+
+groth16::key_ptr load_zkey(const std::string& path, unsigned threads) {
+  return load_from(input_file(path), threads);
+}
+
+groth16::key_ptr load_zkey(const memory_file& bytes, unsigned threads) {
+  return load_from(input_file(bytes), threads);
 }
 
 }  // namespace proofline::zk::formats

@@ -27,6 +27,8 @@ namespace proofline::zk::formats {
 /// once each, inside the file, and of the sizes the header implies.
 /// Throws format_error naming the file.
 groth16::key_info read_zkey_info(const std::string& path);
+/// The same, of a key given as bytes.
+groth16::key_info read_zkey_info(const memory_file& bytes);
 
 /// Reads the whole key and checks it: everything read_zkey_info checks, every
 /// coordinate below q and every point on its curve, every coefficient's
@@ -34,5 +36,8 @@ groth16::key_info read_zkey_info(const std::string& path);
 /// checked by `threads` threads (0 = every hardware thread); the first bad
 /// point in file order is the one reported. Throws format_error naming the file.
 groth16::key_ptr load_zkey(const std::string& path, unsigned threads = 0);
+/// The same, of a key given as bytes (copied out, so they may go once it
+/// returns); the key's path is bytes.name.
+groth16::key_ptr load_zkey(const memory_file& bytes, unsigned threads = 0);
 
 }  // namespace proofline::zk::formats
