@@ -122,7 +122,10 @@ void on_cluster_grant(cluster_pointer self, const grant& g) {
   rp.zkey = part.job->spec.zkey;
   rp.prio = part.job->spec.prio;
   const std::string& witness = part.witness();
-  if (under_dir(witness, st.cfg.spool_dir)) {
+  if (const auto bytes = part.job->witness_bytes(part.index); bytes.data) {
+    const auto* first = static_cast<const char*>(bytes.data);
+    rp.witness_bytes.assign(first, first + bytes.size);  // given in memory: sent as inline bytes
+  } else if (under_dir(witness, st.cfg.spool_dir)) {
     try {
       rp.witness_bytes = st.cfg.read_file(witness);
     } catch (const std::exception& e) {
@@ -193,6 +196,17 @@ void on_result(cluster_pointer self, const partition_result& r) {
   }
   std::string proof_name = job.proof_name(part.index);
   std::string public_name = job.public_name(part.index);
+  if (job.returns_outputs()) {  // the proof goes back in the job's report, not to a file
+    ++node.m.proved;
+    partition_done done;
+    done.job_seq = job.seq;
+    done.index = part.index;
+    done.spans = spans;
+    done.proof_json = r.proof_json;
+    done.public_json = r.public_json;
+    self->send(st.cfg.registry, done_atom::value, std::move(done));
+    return;
+  }
   try {
     st.cfg.write_file(job.out_path(proof_name), r.proof_json);
     st.cfg.write_file(job.out_path(public_name), r.public_json);

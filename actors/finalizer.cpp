@@ -73,12 +73,12 @@ void finalize_partition(finalizer_pointer self, proved_partition& p) {
     // Checked again: assembly and the pairing check take a while, and a job
     // cancelled meanwhile gets no new proof.
     cancelled = job.cancelled.load(std::memory_order_acquire);
-    if (!cancelled) {
+    if (!cancelled && !job.returns_outputs()) {
       cfg.write_file(job.out_path(proof_name), files.proof_json);
       cfg.write_file(job.out_path(public_name), files.public_json);
       written = cfg.clock.now_ms();
-      ok = true;
     }
+    ok = !cancelled;
   } catch (const zk::formats::format_error& e) {
     error = {e.file(), e.what()};
   } catch (const proof_check_failed& e) {
@@ -113,9 +113,21 @@ void finalize_partition(finalizer_pointer self, proved_partition& p) {
   if (cancelled) return;
   if (ok) {
     ++self->state.finalized;
-    self->send(cfg.registry, done_atom::value,
-               partition_done{job.seq, part.index, part.spans, proof_name, public_name,
-                              files.verified, files.verify_ms});
+    partition_done done;
+    done.job_seq = job.seq;
+    done.index = part.index;
+    done.spans = part.spans;
+    done.proof_file = proof_name;
+    done.public_file = public_name;
+    done.verified = files.verified;
+    done.verify_ms = files.verify_ms;
+    if (job.returns_outputs()) {  // the proof goes back in the job's report, not to a file
+      done.proof_file.clear();
+      done.public_file.clear();
+      done.proof_json = std::move(files.proof_json);
+      done.public_json = std::move(files.public_json);
+    }
+    self->send(cfg.registry, done_atom::value, std::move(done));
   } else {
     self->send(cfg.registry, failed_atom::value,
                partition_failure{job.seq, part.index, part.spans, std::move(error), retryable});

@@ -9,7 +9,7 @@ bool terminal(partition_state s) {
          s == partition_state::cancelled;
 }
 
-std::string spec_problem(const job_spec& spec) {
+std::string spec_problem(const job_spec& spec, const job_payload* payload) {
   std::string who = "job \"" + spec.id + "\": ";
   if (spec.id.empty()) return "job has no id";
   if (spec.zkey.empty()) return who + "no zkey";
@@ -18,7 +18,13 @@ std::string spec_problem(const job_spec& spec) {
     if (w.empty()) return who + "empty witness path";
   if (spec.single && spec.witnesses.size() != 1)
     return who + "a single-witness job has one witness";
-  if (spec.out.empty()) return who + "no out directory";
+  const bool in_memory = payload && payload->return_outputs;
+  if (spec.out.empty() && !in_memory) return who + "no out directory";
+  if (!spec.out.empty() && in_memory)
+    return who + "an out directory for a job whose outputs come back in memory";
+  if (payload && !payload->witnesses.empty() && payload->witnesses.size() != spec.witnesses.size())
+    return who + std::to_string(payload->witnesses.size()) + " witness buffers for " +
+           std::to_string(spec.witnesses.size()) + " partitions";
   return {};
 }
 
@@ -52,6 +58,8 @@ void record_done(partition_report& p, const partition_done& d) {
   p.public_file = d.public_file;
   p.verified = d.verified;
   p.verify_ms = d.verify_ms;
+  p.proof_json = d.proof_json;
+  p.public_json = d.public_json;
 }
 
 void record_failure(partition_report& p, const partition_failure& f) {

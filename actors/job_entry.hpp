@@ -21,6 +21,7 @@ namespace proofline {
 struct job_entry {
   uint64_t seq = 0;
   job_spec spec;
+  payload_ptr payload;  ///< its witnesses in memory and returned outputs (local jobs); may be null
   job_ptr ctx;  ///< set once the key is loaded
   job_state state = job_state::queued;
   std::vector<partition_report> parts;
@@ -101,8 +102,9 @@ work_order make_order(const job_ptr& ctx, uint32_t index, placement where,
 /// Whether a partition in state `s` will not move again.
 bool terminal(partition_state s);
 
-/// What is wrong with a spec the registry cannot run at all; empty if fine.
-std::string spec_problem(const job_spec& spec);
+/// What is wrong with a spec (and its payload, when in memory) the registry
+/// cannot run at all; empty if fine.
+std::string spec_problem(const job_spec& spec, const job_payload* payload = nullptr);
 
 job_report make_report(const job_entry& job);
 job_status make_status(const job_entry& job);

@@ -44,6 +44,7 @@ void end_job(job_registry_pointer self, job_entry& job, job_state state) {
   // Partitions in flight hold their own handles on the key; the key cache decides if it stays.
   if (job.ctx) self->send(self->state.cfg.keys, key_users_atom::value, job.ctx->key, int32_t{-1});
   job.ctx.reset();
+  job.payload.reset();  // its witness bytes go with the last partition in flight
   auto report = make_report(job);
   write_result_file(self->state.cfg.ops.write_file, report);
   if (self->state.cfg.journal) self->send(self->state.cfg.journal, complete_atom::value, job.seq);
@@ -114,6 +115,7 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
   self->state.finished = finished_jobs{self->state.cfg.keep_finished};
   return {
       [=](submit_atom, const job_spec& spec) { return submit(self, spec); },
+      [=](submit_atom, const local_job& job) { return submit(self, job.spec, job.payload); },
       [=](submit_atom, const std::vector<job_spec>& specs) { return submit_all(self, specs); },
       [=](cancel_atom, uint64_t seq) { return cancel_job(self, seq); },
       [=](watch_atom, const std::vector<watch_cursor>& cursors) {
@@ -136,10 +138,11 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
   };
 }
 
-caf::result<uint64_t> submit(job_registry_pointer self, const job_spec& spec) {
+caf::result<uint64_t> submit(job_registry_pointer self, const job_spec& spec,
+                             const payload_ptr& payload) {
   if (auto conflict = self->state.live.conflict(spec, self->state.jobs); !conflict.empty())
     return caf::make_error(caf::sec::invalid_argument, conflict);
-  return admit(self, spec);
+  return admit(self, spec, {}, payload);
 }
 
 caf::result<std::vector<uint64_t>> submit_all(job_registry_pointer self,
@@ -181,13 +184,14 @@ caf::result<std::vector<uint64_t>> recover_jobs(job_registry_pointer self,
 }
 
 uint64_t admit(job_registry_pointer self, const job_spec& spec,
-               const std::vector<uint32_t>& done) {
+               const std::vector<uint32_t>& done, const payload_ptr& payload) {
   auto& st = self->state;
   uint64_t seq = st.next_seq++;
   job_entry& job = st.jobs[seq] = make_entry(seq, spec, st.cfg.clock.now_ms());
+  job.payload = payload;
   st.live.add(job);
 
-  if (auto problem = spec_problem(spec); !problem.empty()) {
+  if (auto problem = spec_problem(spec, payload.get()); !problem.empty()) {
     fail_job(self, job, {"", problem});
     return seq;
   }
@@ -197,7 +201,7 @@ uint64_t admit(job_registry_pointer self, const job_spec& spec,
       complete_if_finished(self, job);
       return seq;
     }
-  } else if (auto n = clear_previous_outputs(spec.out)) {
+  } else if (auto n = spec.out.empty() ? 0 : clear_previous_outputs(spec.out)) {
     spdlog::info("job {}: removed {} output file(s) of an earlier job from {}", spec.id, n,
                  spec.out);
   }
@@ -233,6 +237,7 @@ size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
     ctx->seq = seq;
     ctx->spec = job->spec;
     ctx->key = key;
+    ctx->payload = job->payload;
     job->ctx = ctx;
     ++started;
     for (uint32_t i = 0; i < job->parts.size(); ++i)

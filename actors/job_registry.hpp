@@ -84,13 +84,15 @@ using job_registry_pointer = job_registry_actor::stateful_pointer<job_registry_s
 
 job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_registry_config cfg);
 
-/// Accepts a job; refused if its id is that of a live job.
-caf::result<uint64_t> submit(job_registry_pointer self, const job_spec& spec);
+/// Accepts a job (with its payload in memory, when local); refused if its
+/// id is that of a live job.
+caf::result<uint64_t> submit(job_registry_pointer self, const job_spec& spec,
+                             const payload_ptr& payload = nullptr);
 /// Enters a job whose id is free; returns its sequence number. The
 /// partitions in `done` are finished already (a recovered job, whose out
 /// directory is then left as it is); the others are queued.
 uint64_t admit(job_registry_pointer self, const job_spec& spec,
-               const std::vector<uint32_t>& done = {});
+               const std::vector<uint32_t>& done = {}, const payload_ptr& payload = nullptr);
 /// Re-queues journaled jobs (serve --state); see job_registry_actor.
 caf::result<std::vector<uint64_t>> recover_jobs(job_registry_pointer self,
                                                 const std::vector<job_spec>& specs,

@@ -1,6 +1,7 @@
 #include "actors/key_cache.hpp"
 
 #include <caf/event_based_actor.hpp>
+#include <caf/sec.hpp>
 
 #include <sys/stat.h>
 
@@ -41,6 +42,9 @@ key_cache_actor::behavior_type key_cache(key_cache_pointer self, key_cache_confi
         self->state.add_users(key, delta);
       },
       [=](preload_atom, const std::string& path) { return self->state.request(path, true); },
+      [=](adopt_atom, const std::string& name, const zk::groth16::key_ptr& key) {
+        return self->state.adopt(name, key);
+      },
       [=](evict_atom, uint64_t bytes) { return self->state.evict_idle(bytes); },
       [=](warm_keys_atom) { return self->state.list(); },
       [=](prepared_atom, const zk::groth16::key_ptr& key, const key_preparation& p) {
@@ -60,7 +64,7 @@ caf::result<key_load_result> key_cache_state::request(const std::string& path, b
   }
   if (it != keys.end()) {
     cached_key& k = it->second;
-    if (k.identity == identity) {
+    if (k.adopted || k.identity == identity) {
       if (!preload) {
         ++k.users;
         k.last_use_ms = cfg.clock.now_ms();
@@ -87,6 +91,19 @@ caf::result<key_load_result> key_cache_state::request(const std::string& path, b
   (preload ? k.preloads : k.waiting).push_back(rp);
   start_loading(path);
   return rp;
+}
+
+caf::result<key_load_result> key_cache_state::adopt(const std::string& name,
+                                                   const zk::groth16::key_ptr& key) {
+  if (!key) return caf::make_error(caf::sec::invalid_argument, name + ": no key to adopt");
+  if (keys.count(name) || retired.count(name))
+    return caf::make_error(caf::sec::invalid_argument, name + ": a key of that name is loaded");
+  cached_key& k = keys[name];
+  k.adopted = true;
+  k.users = 1;
+  k.load_start_ms = cfg.clock.now_ms();
+  take_in(name, k, key);
+  return key_load_result{key, {}};
 }
 
 void key_cache_state::start_loading(const std::string& path) {
@@ -121,9 +138,18 @@ void key_cache_state::on_loaded(const std::string& path, const key_load_result& 
     for (auto& rp : preloads) rp.deliver(r);
     return;
   }
-  k.key = r.key;
-  k.bytes = key_host_bytes(*r.key);
   k.users = static_cast<uint32_t>(waiting.size());
+  // The memory manager hears of the key before its jobs' reservations.
+  take_in(path, k, r.key);
+  for (auto& rp : waiting) rp.deliver(r);
+  for (auto& rp : preloads) rp.deliver(r);
+  if (k.users == 0 && !cfg.keep_warm) drop(path);
+}
+
+void key_cache_state::take_in(const std::string& path, cached_key& k,
+                              const zk::groth16::key_ptr& key) {
+  k.key = key;
+  k.bytes = key_host_bytes(*key);
   k.last_use_ms = cfg.clock.now_ms();
   k.last_use = ++tick;
   key_startup record;
@@ -131,16 +157,12 @@ void key_cache_state::on_loaded(const std::string& path, const key_load_result& 
   record.bytes = k.bytes;
   record.read = {k.load_start_ms, k.last_use_ms};
   history.push_back(std::move(record));
-  history_keys.push_back(r.key);
-  const auto& info = r.key->info;
+  history_keys.push_back(key);
+  const auto& info = key->info;
   spdlog::info("key {}: {}, {} variables, {} public, domain 2^{}", path,
                zk::to_string(info.curve), info.n_vars, info.n_public, info.log_domain);
-  // The memory manager hears of the key before its jobs' reservations.
   tell_memory(path);
-  for (auto& rp : waiting) rp.deliver(r);
-  for (auto& rp : preloads) rp.deliver(r);
-  if (cfg.key_ready) cfg.key_ready(r.key);
-  if (k.users == 0 && !cfg.keep_warm) drop(path);
+  if (cfg.key_ready) cfg.key_ready(key);
 }
 
 void key_cache_state::add_users(const zk::groth16::key_ptr& key, int32_t delta) {
@@ -154,7 +176,7 @@ void key_cache_state::add_users(const zk::groth16::key_ptr& key, int32_t delta) 
   for (auto it = keys.begin(); it != keys.end(); ++it) {
     if (it->second.key != key) continue;
     apply(it->second);
-    if (it->second.users == 0 && !cfg.keep_warm)
+    if (it->second.users == 0 && (!cfg.keep_warm || it->second.adopted))
       drop(it->first);
     else
       tell_memory(it->first);

@@ -23,6 +23,11 @@
 // Preload (`serve --preload`): loads a key and prepares it on the backends
 // with no user, so it starts idle and warm.
 //
+// Adopted keys (the library): a key loaded by its owner (from bytes, or a
+// file its handle keeps) is taken under a name no file has, with one user;
+// jobs name it like a path, it is never read again, and it goes when its
+// last user does, warm or not (nobody could name it again).
+//
 // Start-up record: each load's read span and, as GPU workers report them
 // (prepared_atom), each device's preparation; run reports ask for it.
 #pragma once
@@ -80,6 +85,7 @@ struct cached_key {
   std::vector<caf::typed_response_promise<key_load_result>> waiting;  ///< users to come
   std::vector<caf::typed_response_promise<key_load_result>> preloads;  ///< no users
   uint32_t users = 0;
+  bool adopted = false;  ///< taken whole (adopt_atom), not read from `path`
   uint64_t bytes = 0;
   double load_start_ms = 0;
   double last_use_ms = 0;  ///< run clock
@@ -101,8 +107,13 @@ struct key_cache_state {
 
   /// Answers a request for `path` now or once it has loaded.
   caf::result<key_load_result> request(const std::string& path, bool preload);
+  /// Takes `key` under `name` with one user (adopt_atom).
+  caf::result<key_load_result> adopt(const std::string& name, const zk::groth16::key_ptr& key);
   void start_loading(const std::string& path);
   void on_loaded(const std::string& path, const key_load_result& r);
+  /// The key at `path` is in (loaded or adopted): recorded, logged, told to
+  /// the memory manager and handed to the backends.
+  void take_in(const std::string& path, cached_key& k, const zk::groth16::key_ptr& key);
   void add_users(const zk::groth16::key_ptr& key, int32_t delta);
   /// Bytes freed by evicting idle keys, least recently used first, until `bytes`.
   uint64_t evict_idle(uint64_t bytes);

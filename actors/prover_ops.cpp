@@ -19,8 +19,8 @@ namespace proofline {
 namespace {
 
 template <class C>
-gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const std::string& witness,
-                                 const memory::source& src, zk::groth16::synthesis_model model) {
+gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const synthesis_request& req,
+                                 synthesis_timing& timing, zk::groth16::synthesis_model model) {
   using scalar = typename C::scalar;
   using fr = typename C::fr;
   using clock = std::chrono::steady_clock;
@@ -31,10 +31,16 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const std::str
   auto p = std::make_shared<gpu::partition<C>>();
   // The threads granted to this partition (idle synthesizers' shares) read
   // the witness as well as compute a, b, c.
-  unsigned threads = std::max(1u, this_thread_synthesis_threads());
+  unsigned threads = std::max(1u, req.threads);
+  const memory::source& src = req.buffers;
   auto t0 = clock::now();
   p->witness = memory::buffer<scalar>(k.info.n_vars, src);
-  zk::formats::read_witness<C>(witness, k, p->witness.data(), threads);
+  const witness_source& w = req.witness;
+  if (w.data)
+    zk::formats::read_witness<C>(zk::formats::memory_file{w.name, w.data, w.size}, k,
+                                 p->witness.data(), threads);
+  else
+    zk::formats::read_witness<C>(w.name, k, p->witness.data(), threads);
   double read_us = us_since(t0);
   t0 = clock::now();
   p->a = memory::buffer<fr>(k.info.domain_size, src);
@@ -50,7 +56,7 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const std::str
     zk::groth16::synthesize_abc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data(),
                                    threads);
   }
-  this_thread_synthesis_timing() = {read_us, us_since(t0), threads, true};
+  timing = {read_us, us_since(t0), threads, true};
   return p;
 }
 
@@ -79,29 +85,40 @@ finalized_files finalize_on(const zk::groth16::key_ptr& key, const gpu::partitio
   return files;
 }
 
+/// With `self_check`, prepares the key's verification key so that every
+/// proof is checked by pairing before it leaves; throws naming the key when
+/// that key is unusable.
+zk::groth16::key_ptr with_verifier(zk::groth16::key_ptr key, bool self_check) {
+  if (!self_check) return key;
+  // The key was just created and nobody else holds it yet.
+  auto& mutable_key = const_cast<zk::groth16::proving_key_base&>(*key);
+  zk::visit_curve(key->info.curve, [&](auto curve) {
+    using C = decltype(curve);
+    auto prepared = std::make_shared<zk::groth16::prepared_key<C>>(
+        zk::groth16::prepare<C>(zk::groth16::verifying_key_of(zk::groth16::typed<C>(*key))));
+    if (!prepared->problem.empty()) throw zk::formats::format_error(key->path, prepared->problem);
+    mutable_key.verifier = std::move(prepared);
+  });
+  return key;
+}
+
 }  // namespace
+
+zk::groth16::key_ptr load_key_bytes(const zk::formats::memory_file& bytes, unsigned threads,
+                                    bool self_check) {
+  return with_verifier(zk::formats::load_zkey(bytes, threads), self_check);
+}
 
 prover_ops real_prover_ops(unsigned threads, bool self_check,
                            zk::groth16::synthesis_model model) {
   prover_ops ops;
   ops.load_key = [threads, self_check](const std::string& path) {
-    auto key = zk::formats::load_zkey(path, threads);
-    if (!self_check) return key;
-    // The key was just created and nobody else holds it yet.
-    auto& mutable_key = const_cast<zk::groth16::proving_key_base&>(*key);
-    zk::visit_curve(key->info.curve, [&](auto curve) {
-      using C = decltype(curve);
-      auto prepared = std::make_shared<zk::groth16::prepared_key<C>>(
-          zk::groth16::prepare<C>(zk::groth16::verifying_key_of(zk::groth16::typed<C>(*key))));
-      if (!prepared->problem.empty()) throw zk::formats::format_error(path, prepared->problem);
-      mutable_key.verifier = std::move(prepared);
-    });
-    return key;
+    return with_verifier(zk::formats::load_zkey(path, threads), self_check);
   };
-  ops.synthesize = [model](const zk::groth16::key_ptr& key, const std::string& witness,
-                           const memory::source& src) {
+  ops.synthesize = [model](const zk::groth16::key_ptr& key, const synthesis_request& req,
+                           synthesis_timing& timing) {
     return zk::visit_curve(key->info.curve, [&](auto curve) {
-      return synthesize_on<decltype(curve)>(key, witness, src, model);
+      return synthesize_on<decltype(curve)>(key, req, timing, model);
     });
   };
   ops.finalize = [](const zk::groth16::key_ptr& key, const gpu::partition_ptr& part,

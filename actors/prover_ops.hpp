@@ -11,6 +11,7 @@
 
 #include "gpu/backend.hpp"
 #include "memory/buffer.hpp"
+#include "zk/formats/error.hpp"
 #include "zk/groth16/proving_key.hpp"
 #include "zk/groth16/synthesis_model.hpp"
 
@@ -26,15 +27,41 @@ struct finalized_files {
   std::string problem;    ///< why the check failed
 };
 
+/// Where a partition's witness comes from.
+struct witness_source {
+  std::string name;  ///< the .wtns path, or how messages name bytes given in memory
+  /// The .wtns bytes when given in memory (job_payload), read in place;
+  /// null: read the file at `name`.
+  const void* data = nullptr;
+  uint64_t size = 0;
+};
+
+/// What one synthesis is given: the witness, where its buffers come from,
+/// and the threads it may use (the synthesizer's grant, grant::threads).
+struct synthesis_request {
+  witness_source witness;
+  memory::source buffers;
+  unsigned threads = 1;
+};
+
+/// Where one synthesis spent its time, for the SYNTH_TIMING log line.
+struct synthesis_timing {
+  double read_witness_us = 0;  ///< reading and checking the .wtns
+  double abc_us = 0;           ///< a = A·w and b = B·w from the key's coefficients, c = a∘b
+  unsigned threads = 1;        ///< threads a, b, c were computed on
+  bool recorded = false;       ///< false: the op in use does not report (test fakes)
+};
+
 struct prover_ops {
   /// Reads and checks a whole .zkey. Blocking (seconds for large keys); runs
   /// in a key loader. Throws zk::formats::format_error naming the file.
   std::function<zk::groth16::key_ptr(const std::string& zkey)> load_key;
 
-  /// Reads the witness at `witness` for `key` and computes a, b, c, with
-  /// every buffer from `src`. Throws format_error naming the file.
-  std::function<gpu::partition_ptr(const zk::groth16::key_ptr& key, const std::string& witness,
-                                   const memory::source& src)>
+  /// Reads the witness for `key` and computes a, b, c, with every buffer
+  /// from `req.buffers`, on up to `req.threads` threads; fills `timing` when
+  /// it measures its steps. Throws format_error naming the witness.
+  std::function<gpu::partition_ptr(const zk::groth16::key_ptr& key, const synthesis_request& req,
+                                   synthesis_timing& timing)>
       synthesize;
 
   /// Assembles the proof with fresh random r, s and renders proof.json and
@@ -49,33 +76,8 @@ struct prover_ops {
   std::function<void(const std::string& path, std::string_view contents)> write_file;
 };
 
-/// Where one synthesis spent its time, for the SYNTH_TIMING log line.
-struct synthesis_timing {
-  double read_witness_us = 0;  ///< reading and checking the .wtns file
-  double abc_us = 0;           ///< a = A·w and b = B·w from the key's coefficients, c = a∘b
-  unsigned threads = 1;        ///< threads a, b, c were computed on
-  bool recorded = false;       ///< false: the op in use does not report (test fakes)
-};
-
-/// The timing of the last synthesize call on the calling thread: the real op
-/// fills it, and since synthesize runs synchronously on its caller's thread
-/// the synthesizer resets it before the call and reads it right after. A
-/// thread-local value, so no synchronization is involved.
-inline synthesis_timing& this_thread_synthesis_timing() {
-  static thread_local synthesis_timing timing;
-  return timing;
-}
-
-/// Threads the next synthesize call on the calling thread may use (the
-/// synthesizer sets it from its grant, grant::threads, right before the
-/// call; the real op reads it, fakes ignore it). Thread-local, like the timing.
-inline unsigned& this_thread_synthesis_threads() {
-  static thread_local unsigned threads = 1;
-  return threads;
-}
-
 /// The real operations: zk::formats::load_zkey (with `threads` for its
-/// checks; 0 = every hardware thread), read_witness, synthesize_abc,
+/// checks; 0 = every hardware thread), read_witness (a file or bytes), synthesize_abc,
 /// assemble with random_scalar, proof_to_json/public_to_json and
 /// write_file_atomic. With `self_check`, load_key also prepares the key's
 /// verification key, so that every proof is checked by pairing before it is
@@ -85,5 +87,11 @@ inline unsigned& this_thread_synthesis_threads() {
 /// prover); all give the same a, b, c. Defined in library proofline_prover_ops.
 prover_ops real_prover_ops(unsigned threads, bool self_check = true,
                            zk::groth16::synthesis_model model = zk::groth16::synthesis_model::plain);
+
+/// Loads a key given as bytes as real_prover_ops' load_key loads a file
+/// (with its verification key prepared when `self_check`); `bytes.name`
+/// names it. The bytes may go once it returns.
+zk::groth16::key_ptr load_key_bytes(const zk::formats::memory_file& bytes, unsigned threads,
+                                    bool self_check);
 
 }  // namespace proofline

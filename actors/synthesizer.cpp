@@ -62,14 +62,17 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
              partition_state::synthesizing);
   part.spans.synthesize.start = cfg.clock.now_ms();
   part.spans.synthesizer = self->id();
-  this_thread_synthesis_timing() = {};
-  this_thread_synthesis_threads() = std::max<uint32_t>(1, g.threads);
+  synthesis_timing t;
   gpu::partition_ptr data;
   file_error error;
   try {
     // witness, a, b, c into the pool block when there is one (no copy before
     // the upload); otherwise into this synthesizer's arena.
-    data = cfg.synthesize(part.job->key, witness, g.block ? g.block->buffers() : cfg.source);
+    const job_payload::bytes bytes = part.job->witness_bytes(part.index);
+    synthesis_request req{{witness, bytes.data, bytes.size},
+                          g.block ? g.block->buffers() : cfg.source,
+                          std::max<uint32_t>(1, g.threads)};
+    data = cfg.synthesize(part.job->key, req, t);
     if (!data) error = {witness, witness + ": synthesis produced no partition"};
   } catch (const zk::formats::format_error& e) {
     error = {e.file(), e.what()};
@@ -87,7 +90,6 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
   ++self->state.synthesized;
   // One key=value line per partition (--log-level debug): where synthesis
   // spent its time; -1 where the synthesize op does not report its steps.
-  const synthesis_timing& t = this_thread_synthesis_timing();
   spdlog::debug(
       "SYNTH_TIMING job={} partition={} synthesizer={} read_witness_us={:.0f} abc_us={:.0f} "
       "abc_threads={} total_us={:.0f} pinned={}",

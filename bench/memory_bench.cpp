@@ -262,8 +262,9 @@ prover_ops synthetic_ops(unsigned log_domain) {
     key->info.n_public = 2;
     return key;
   };
-  ops.synthesize = [](const zk::groth16::key_ptr& key, const std::string&,
-                      const memory::source& src) -> gpu::partition_ptr {
+  ops.synthesize = [](const zk::groth16::key_ptr& key, const synthesis_request& req,
+                      synthesis_timing&) -> gpu::partition_ptr {
+    const memory::source& src = req.buffers;
     auto p = std::make_shared<gpu::partition<curve>>();
     p->witness = memory::buffer<curve::scalar>(key->info.n_vars, src);
     p->a = memory::buffer<curve::fr>(key->info.domain_size, src);

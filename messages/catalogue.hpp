@@ -40,6 +40,7 @@ using load_atom = caf::atom_constant<caf::atom("load")>;  ///< path -> key_load_
 using key_atom = caf::atom_constant<caf::atom("key")>;  ///< path -> key_load_result (one user more)
 using key_users_atom = caf::atom_constant<caf::atom("keyusers")>;  ///< key, +/- users
 using preload_atom = caf::atom_constant<caf::atom("preload")>;     ///< path -> key_load_result (warm)
+using adopt_atom = caf::atom_constant<caf::atom("adopt")>;  ///< name, key -> key_load_result (one user)
 using evict_atom = caf::atom_constant<caf::atom("evict")>;  ///< bytes wanted -> bytes freed; gpu: key
 using warm_keys_atom = caf::atom_constant<caf::atom("warmkeys")>;  ///< -> warm_key[]
 using prepared_atom = caf::atom_constant<caf::atom("prepared")>;  ///< a device made a key ready

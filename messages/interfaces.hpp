@@ -31,6 +31,9 @@ using job_listener_actor = caf::typed_actor<caf::reacts_to<news_atom, uint64_t>>
 using job_registry_actor = caf::typed_actor<
     /// Accepts a job; replies with its sequence number. Bad input fails the job, not the call.
     caf::replies_to<submit_atom, job_spec>::with<uint64_t>,
+    /// The same for a job submitted in process with its witnesses in memory
+    /// and its outputs returned in its report (the library); never remote.
+    caf::replies_to<submit_atom, local_job>::with<uint64_t>,
     /// Where one job stands (error sec::invalid_argument for an unknown seq).
     caf::replies_to<status_atom, uint64_t>::with<job_status>,
     /// Where every job stands, in submission order.
@@ -82,6 +85,10 @@ using key_cache_actor = caf::typed_actor<
     /// Loads the key at `path` and prepares it on the backends, without a
     /// user (`serve --preload`).
     caf::replies_to<preload_atom, std::string>::with<key_load_result>,
+    /// Takes a key loaded elsewhere (from bytes, by the library) under
+    /// `name`, with one user: jobs naming `name` get it, and it is dropped
+    /// when its last user goes. Error sec::invalid_argument when `name` is taken.
+    caf::replies_to<adopt_atom, std::string, zk::groth16::key_ptr>::with<key_load_result>,
     /// The memory manager wants `bytes` more room: idle keys are evicted,
     /// least recently used first; replies with the bytes freed.
     caf::replies_to<evict_atom, uint64_t>::with<uint64_t>,

@@ -3,7 +3,8 @@
 // synthesizers, scheduler, GPU workers and finalizers. Part of
 // messages/catalogue.hpp.
 //
-//   handles      job_context/job_ptr, placement, partition_ref, work_order,
+//   handles      job_payload/payload_ptr, local_job, job_context/job_ptr,
+//                placement, partition_ref, work_order,
 //                grant, synthesized_partition, proved_partition,
 //                key_load_result
 //
@@ -32,11 +33,41 @@
 #include "memory/pinned_pool.hpp"
 #include "memory/reservation.hpp"
 #include "messages/values.hpp"
+#include "zk/formats/error.hpp"
 #include "zk/groth16/proving_key.hpp"
 
 namespace proofline {
 
 // ---------------------------------------------------------------- handles
+
+/// A job's side in memory (the library's jobs): witnesses given as bytes
+/// instead of paths, and proofs handed back in the job's report instead of
+/// written to files. Immutable; shared by the job's partitions in flight.
+struct job_payload {
+  /// The .wtns bytes of partition i, or none (then job_spec::witnesses[i]
+  /// is read from disk). Either empty or one entry per partition; the spec's
+  /// witnesses[i] names the bytes in messages.
+  struct bytes {
+    const void* data = nullptr;
+    uint64_t size = 0;
+  };
+  std::vector<bytes> witnesses;
+  /// Keeps the bytes alive: a copy the submitter made, or its own buffer,
+  /// released when the last partition in flight lets go of the job.
+  std::shared_ptr<const void> owner;
+  /// Proof and public JSON come back in partition_done and the job's report
+  /// (partition_report::proof_json); no file is written, result.json
+  /// neither, and the spec's out directory is empty.
+  bool return_outputs = false;
+};
+using payload_ptr = std::shared_ptr<const job_payload>;
+
+/// A job submitted in process with its payload (job_registry_actor); it
+/// never crosses the network.
+struct local_job {
+  job_spec spec;
+  payload_ptr payload;  ///< null: a job of files, as submit_atom with a job_spec
+};
 
 /// A job once its proving key is loaded: immutable, shared by every one of
 /// its partitions in flight.
@@ -44,6 +75,7 @@ struct job_context {
   uint64_t seq = 0;
   job_spec spec;
   zk::groth16::key_ptr key;
+  payload_ptr payload;  ///< null: every witness is a file and every output is written
   /// Set once by the job registry when the job is cancelled; every stage
   /// checks it and drops the partition (its reservation then frees the
   /// memory). An atomic flag, read without any lock.
@@ -55,6 +87,13 @@ struct job_context {
   std::string public_name(uint32_t index) const;
   /// <out>/<name>.
   std::string out_path(const std::string& name) const;
+  /// Whether the proofs come back in the report instead of files (job_payload::return_outputs).
+  bool returns_outputs() const { return payload && payload->return_outputs; }
+  /// The .wtns bytes of partition `index` when they were given in memory; null data otherwise.
+  job_payload::bytes witness_bytes(uint32_t index) const {
+    return payload && index < payload->witnesses.size() ? payload->witnesses[index]
+                                                         : job_payload::bytes{};
+  }
 };
 using job_ptr = std::shared_ptr<const job_context>;
 
@@ -86,6 +125,7 @@ struct partition_ref {
   uint64_t ticket = 0;
   placement where;  ///< any primary backend unless this is a retry
 
+  /// The witness's path, or the name of its bytes when given in memory.
   const std::string& witness() const { return job->spec.witnesses[index]; }
   memory::grant_order order() const {
     return {static_cast<uint8_t>(job->spec.prio), job->seq, index};
@@ -145,6 +185,7 @@ struct key_load_result {
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::zk::groth16::key_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::job_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::local_job)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::partition_ref)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::work_order)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(std::vector<proofline::work_order>)

@@ -125,6 +125,10 @@ struct partition_done {
   std::string public_file;
   bool verified = false;  ///< the proof passed its pairing check (false: not checked)
   double verify_ms = 0;   ///< what the check took
+  /// The proof.json and public.json text, for a job whose outputs come back
+  /// in its report (job_payload::return_outputs); empty when written to files.
+  std::string proof_json = {};
+  std::string public_json = {};
 };
 
 /// A partition failed at some stage.
@@ -162,6 +166,8 @@ struct partition_report {
   bool verified = false;  ///< the written proof passed its pairing check
   double verify_ms = 0;
   uint32_t retries = 0;   ///< times it was proved again after a fault
+  std::string proof_json = {};   ///< see partition_done::proof_json
+  std::string public_json = {};  ///< see partition_done::public_json
 };
 
 /// Everything result.json says about a job, plus what the summary needs.
@@ -291,8 +297,9 @@ typename Inspector::result_type inspect(Inspector& f, job_spec& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_done& x) {
+  finite_double verify_ms{x.verify_ms};
   return f(caf::meta::type_name("partition_done"), x.job_seq, x.index, x.spans, x.proof_file,
-           x.public_file, x.verified, x.verify_ms);
+           x.public_file, x.verified, verify_ms, x.proof_json, x.public_json);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_failure& x) {
@@ -305,8 +312,9 @@ typename Inspector::result_type inspect(Inspector& f, job_status& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_report& x) {
+  finite_double verify_ms{x.verify_ms};
   return f(caf::meta::type_name("partition_report"), x.index, x.state, x.proof_file, x.public_file,
-           x.spans, x.error, x.verified, x.verify_ms, x.retries);
+           x.spans, x.error, x.verified, verify_ms, x.retries, x.proof_json, x.public_json);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_report& x) {

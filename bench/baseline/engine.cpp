@@ -95,8 +95,11 @@ void synthesizer_thread(shared_run& run, unsigned id) {
     if (run.pool) block = run.pool->take(run.pinnable[run.job_of[p]]);
     gpu::partition_ptr data;
     try {
-      data = run.ops.synthesize(job.key, run.witness[p],
-                                block ? block->buffers() : memory::heap_source());
+      synthesis_request req;
+      req.witness.name = run.witness[p];
+      req.buffers = block ? block->buffers() : memory::heap_source();
+      synthesis_timing timing;
+      data = run.ops.synthesize(job.key, req, timing);
       if (!data) throw std::runtime_error("synthesis produced no partition");
     } catch (const std::exception& e) {
       block.reset();

@@ -145,9 +145,15 @@ prover_ops fake_world::ops() {
     }
     return key;
   };
-  ops.synthesize = [self](const zk::groth16::key_ptr& key, const std::string& witness,
-                          const memory::source& src) -> gpu::partition_ptr {
-    self->log("synth " + witness);
+  ops.synthesize = [self](const zk::groth16::key_ptr& key, const synthesis_request& req,
+                          synthesis_timing&) -> gpu::partition_ptr {
+    const std::string& witness = req.witness.name;
+    const memory::source& src = req.buffers;
+    if (req.witness.data)  // given in memory: the bytes as text
+      self->log("synth " + witness + " from bytes " +
+                std::string(static_cast<const char*>(req.witness.data), req.witness.size));
+    else
+      self->log("synth " + witness);
     std::this_thread::sleep_for(self->synth_delay);
     if (witness.find("bad") != std::string::npos)
       throw zk::formats::format_error(witness, "1520 witness values, " + key->path + " expects 8");

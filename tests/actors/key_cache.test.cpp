@@ -190,3 +190,29 @@ TEST_CASE_FIXTURE(det_fixture, "a key that never gets tables keeps its first sta
   REQUIRE(history[0].devices[0].spans.size() == 1);
   CHECK(history[0].devices[0].spans[0].name == "key_upload");
 }
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "an adopted key is never read, serves jobs naming it and goes with its last user") {
+  start(warm_config());
+  auto key = world->ops().load_key("mine.zkey");  // loaded by its owner (the library)
+  const int loads = world->key_loads;
+  self->send(rt->keys(), adopt_atom::value, std::string("library key 1"), key);
+  sched.run();
+  CHECK(fetch<key_load_result>().key == key);
+  CHECK(world->events_of("prepare") == strings{"mine.zkey"});  // made ready on the backends
+  // The same name again is refused while the key is in.
+  self->send(rt->keys(), adopt_atom::value, std::string("library key 1"), key);
+  sched.run();
+  self->receive([](const key_load_result&) { FAIL("adopted twice"); },
+                [](caf::error& e) { CHECK(e.code() == static_cast<uint8_t>(caf::sec::invalid_argument)); },
+                caf::after(std::chrono::seconds(0)) >> [] { FAIL("no answer"); });
+  auto job = make_job("a", {"a0.wtns"}, priority::normal, "library key 1");
+  CHECK(report(submit(job)).state == job_state::done);
+  CHECK(world->key_loads == loads);  // never read by the cache
+  CHECK(warm_keys(*this).size() == 1);
+  // Its owner lets go: warm or not, nobody could name it again.
+  self->send(rt->keys(), key_users_atom::value, key, int32_t{-1});
+  sched.run();
+  CHECK(warm_keys(*this).empty());
+  CHECK(world->events_of("evict") == strings{"mine.zkey"});
+}

@@ -352,8 +352,9 @@ struct heavy_world : std::enable_shared_from_this<heavy_world> {
       key->info.log_domain = self->log_domain;
       return key;
     };
-    ops.synthesize = [self](const zk::groth16::key_ptr& key, const std::string&,
-                            const memory::source& src) -> gpu::partition_ptr {
+    ops.synthesize = [self](const zk::groth16::key_ptr& key, const synthesis_request& req,
+                            synthesis_timing&) -> gpu::partition_ptr {
+      const memory::source& src = req.buffers;
       auto p = std::make_shared<gpu::partition<curve>>();
       p->witness = memory::buffer<curve::scalar>(key->info.n_vars, src);
       p->a = memory::buffer<curve::fr>(key->info.domain_size, src);

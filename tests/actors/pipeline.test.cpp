@@ -358,3 +358,56 @@ TEST_CASE_FIXTURE(det_fixture, "many jobs of random shape reach the backend in t
   CHECK(m.reserved == 0);
   CHECK(m.reservations == 0);
 }
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "a job in memory reads its witnesses from bytes and returns its proofs, "
+                  "writing nothing") {
+  runtime_config rc = two_partition_budget();
+  start(rc);
+  auto bytes = std::make_shared<const std::vector<std::string>>(
+      std::vector<std::string>{"first witness", "second witness"});
+  auto payload = std::make_shared<job_payload>();
+  for (const auto& b : *bytes) payload->witnesses.push_back({b.data(), b.size()});
+  payload->owner = bytes;
+  payload->return_outputs = true;
+  local_job job;
+  job.spec = make_job("mem", {"w0", "w1"});
+  job.spec.out.clear();
+  job.payload = payload;
+  std::weak_ptr<const void> owner = bytes;
+  bytes.reset();
+  payload.reset();
+  self->send(rt->registry(), submit_atom::value, job);
+  job = {};
+  sched.run();
+  const uint64_t seq = fetch<uint64_t>();
+  auto r = report(seq);
+  REQUIRE(r.state == job_state::done);
+  REQUIRE(r.partitions.size() == 2);
+  for (uint32_t i = 0; i < 2; ++i) {
+    CHECK(r.partitions[i].proof_json == "{\"witness\": \"w" + std::to_string(i) + "\"}");
+    CHECK(!r.partitions[i].public_json.empty());
+    CHECK(r.partitions[i].proof_file.empty());
+  }
+  CHECK(world->events_of("synth") ==
+        strings{"w0 from bytes first witness", "w1 from bytes second witness"});
+  CHECK(world->events_of("write").empty());  // no proof, no public, no result.json
+  sched.run();
+  CHECK(owner.expired());  // the bytes went with the job
+  CHECK(memory().reserved == 0);
+}
+
+TEST_CASE_FIXTURE(det_fixture, "a job in memory with an out directory is refused, naming it") {
+  start(two_partition_budget());
+  auto payload = std::make_shared<job_payload>();
+  payload->return_outputs = true;
+  local_job job;
+  job.spec = make_job("both", {"w0"});
+  job.payload = payload;
+  self->send(rt->registry(), submit_atom::value, job);
+  sched.run();
+  auto r = report(fetch<uint64_t>());
+  CHECK(r.state == job_state::failed);
+  CHECK(r.error.message.find("an out directory for a job whose outputs come back in memory") !=
+        std::string::npos);
+}

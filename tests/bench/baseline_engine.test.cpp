@@ -69,8 +69,10 @@ struct fake_world {
       k->info.log_domain = 4;
       return k;
     };
-    o.synthesize = [this](const zk::groth16::key_ptr& key, const std::string& w,
-                          const memory::source& src) -> gpu::partition_ptr {
+    o.synthesize = [this](const zk::groth16::key_ptr& key, const synthesis_request& req,
+                          synthesis_timing&) -> gpu::partition_ptr {
+      const std::string& w = req.witness.name;
+      const memory::source& src = req.buffers;
       if (w.find("bad") != std::string::npos) throw std::runtime_error(w + ": not a wtns file");
       auto p = std::make_shared<gpu::partition<curve>>();
       p->witness = memory::buffer<curve::scalar>(key->info.n_vars, src);
