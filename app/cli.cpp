@@ -15,9 +15,6 @@ namespace proofline::app {
 
 namespace {
 
-constexpr uint64_t gib = 1ull << 30;
-constexpr uint64_t min_budget = 256ull << 20;  // below this no realistic partition fits
-
 const char* const overview =
     "proofline: a Groth16 proving runtime. It turns snarkjs proving keys (.zkey) and\n"
     "witnesses (.wtns) into proofs that `snarkjs groth16 verify` accepts, pipelining\n"
@@ -220,24 +217,6 @@ void add_metrics_options(CLI::App& app, std::string& metrics, bool& metrics_publ
   app.add_flag("--metrics-public", metrics_public,
                "Allow --metrics on an address other than loopback (the endpoint has no "
                "authentication)");
-}
-
-uint64_t physical_memory() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  uint64_t kib = 0;
-  std::string unit;
-  while (in >> key >> kib >> unit)
-    if (key == "MemTotal:") return kib * 1024;
-  return 0;
-}
-
-uint64_t default_memory_budget() {
-  uint64_t total = physical_memory();
-  if (total == 0) return 4 * gib;
-  uint64_t share = total / 10 * 7;
-  uint64_t budget = share > gib ? share - gib : 0;
-  return budget < min_budget ? min_budget : budget;
 }
 
 std::string version_text() { return std::string("proofline ") + PROOFLINE_VERSION; }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/exit_codes.hpp"
+#include "engine/settings.hpp"
 
 namespace CLI {
 class App;
@@ -43,22 +44,11 @@ void add_gpu_options(CLI::App& app, std::string& gpus, std::string& gpu_memory,
                      unsigned& gpu_lanes);
 
 /// The proving runtime's options, the same for run and serve (declared once,
-/// by add_runtime_options).
-struct runtime_options {
-  std::string backend = "auto";         ///< auto | cpu | cuda
-  std::string gpus = "all";             ///< all | comma-separated CUDA device ids
-  std::string gpu_memory;               ///< per-GPU device memory limit; empty: 90% of free
-  unsigned gpu_lanes = 2;               ///< GPU-worker lanes per GPU
-  unsigned synthesizers = 0;     ///< 0: default_synthesizers (app/backend_choice.hpp)
-  unsigned finalizers = 2;
-  unsigned cpu_threads = 0;      ///< 0: every hardware thread
-  unsigned synthesis_ahead = 0;  ///< pacing; 0: adaptive (see runtime_config::pacing)
-  unsigned synthesis_ahead_max = 0;  ///< widening limit of pacing (runtime_config::max_pacing)
-  uint64_t memory_budget = 0;    ///< bytes; 0: default_memory_budget()
+/// by add_runtime_options): the runtime's settings (engine/settings.hpp)
+/// and how the command logs and is observed.
+struct runtime_options : engine::runtime_settings {
   std::string log_level = "info";
   std::string log_format = "text";  ///< text | json (one JSON object a line)
-  bool no_verify = false;        ///< --no-verify: write proofs without the pairing self-check
-  std::string synthesis_model = "plain";  ///< --synthesis-model: plain | lc | lc-keep (zk/groth16/synthesis_model.hpp)
   // ---- observability (docs/OBSERVABILITY.md)
   std::string metrics;           ///< --metrics ADDR:PORT; empty: no endpoint
   bool metrics_public = false;   ///< --metrics-public: a non-loopback address is intended
@@ -144,12 +134,9 @@ void add_run_command(cli& c, run_options& opts, cli::runner run);
 std::optional<int> parse_command_line(int argc, const char* const* argv, run_options& opts,
                                       std::ostream& out, std::ostream& err);
 
-/// The default memory budget: 70% of MemTotal (/proc/meminfo) minus 1 GiB
-/// for proving keys and the runtime, and at least 256 MiB.
-uint64_t default_memory_budget();
-
-/// Physical memory in bytes from /proc/meminfo (0 if unreadable).
-uint64_t physical_memory();
+/// The default memory budget and physical memory (engine/settings.hpp).
+using engine::default_memory_budget;
+using engine::physical_memory;
 
 /// The version string, "proofline 0.1.0".
 std::string version_text();

@@ -22,7 +22,7 @@
 #include "actors/prover_ops.hpp"
 #include "actors/runtime.hpp"
 #include "actors/system_setup.hpp"
-#include "app/backend_choice.hpp"
+#include "engine/runtime_builder.hpp"
 #include "app/run_command.hpp"
 #include "zk/formats/atomic_file.hpp"
 #include "zk/formats/error.hpp"
@@ -181,23 +181,16 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
   } catch (const zk::formats::format_error& e) {
     return usage(shown_text(e.what()));
   }
-  uint64_t budget = o.memory_budget ? o.memory_budget : default_memory_budget();
-  backend_request request{o.backend, o.gpus, o.gpu_memory, o.gpu_lanes, o.cpu_threads};
-  auto choice = choose_backends(request);
-  if (!choice.error.empty()) return usage(choice.error);
-
   // 2. One job of one partition through the runtime, into the scratch directory.
-  runtime_config rc;
-  rc.memory_budget = budget;
-  rc.finalizers = 1;
-  const unsigned synthesizers = default_synthesizers(choice, rc.finalizers);
-  rc.synthesizers = synthesizers;
-  rc.fallback = choice.fallback;
+  engine::runtime_settings settings = o;
+  settings.finalizers = 1;
+  std::optional<engine::runtime_builder> builder;
   try {
-    configure_memory(rc, choice, synthesizers, /*pool=*/false);
+    builder.emplace(settings, engine::runtime_role{});
   } catch (const std::exception& e) {
     return usage(e.what());
   }
+  if (auto problem = builder->choose(); !problem.empty()) return usage(problem);
   job_spec spec;
   spec.id = o.proof;
   spec.zkey = o.zkey;
@@ -208,11 +201,11 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
   caf::actor_system sys{cfg};
-  rc.clock = run_clock();
   job_report report;
   bool answered = false;
   try {
-    runtime rt(sys, rc, real_prover_ops(o.cpu_threads, !o.no_verify), choice.backends);
+    auto started = builder->start(sys);
+    runtime& rt = *started;
     caf::scoped_actor self{sys};
     std::optional<uint64_t> seq;
     std::string refused;

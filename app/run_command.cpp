@@ -21,7 +21,7 @@
 #include "actors/runtime.hpp"
 #include "actors/system_setup.hpp"
 #include "actors/key_cache.hpp"
-#include "app/backend_choice.hpp"
+#include "engine/runtime_builder.hpp"
 #include "actors/key_prefetch.hpp"
 #include "base/interrupt.hpp"
 #include "observe/html_report.hpp"
@@ -42,6 +42,7 @@
 
 namespace proofline::app {
 
+using engine::backend_records;
 using jobs::job_file_error;
 using jobs::read_job_file;
 
@@ -213,35 +214,26 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   // 2. Backend and budget. The keys of the first jobs are read meanwhile
   //    (actors/key_prefetch.hpp): starting a CUDA device takes as long as
   //    reading a small key, and nothing else needs either.
-  const auto model = *zk::groth16::parse_synthesis_model(opts.synthesis_model);  // checked by the CLI
-  auto ops = real_prover_ops(opts.cpu_threads, !opts.no_verify, model);
+  engine::runtime_role role;
+  role.pinned_pool = opts.pinned_pool;
+  engine::runtime_builder builder(opts, role, clock);
   std::vector<std::pair<int, std::string>> key_order;
   for (std::size_t i = 0; i < specs.size(); ++i)
     if (unwritable[i].empty()) key_order.emplace_back(static_cast<int>(specs[i].prio), specs[i].zkey);
   key_prefetch<zk::groth16::key_ptr, file_identity> prefetch(
-      ops.load_key, identify_file, keys_to_prefetch(key_order, prefetch_keys));
-  ops.load_key = prefetch.loader();
-  backend_request request{opts.backend, opts.gpus, opts.gpu_memory, opts.gpu_lanes,
-                          opts.cpu_threads};
+      builder.ops().load_key, identify_file, keys_to_prefetch(key_order, prefetch_keys));
+  builder.ops().load_key = prefetch.loader();
   const double backends_start_ms = clock.now_ms();
-  auto choice = choose_backends(request);
+  const std::string problem = builder.choose();
   spdlog::debug("backends started in {:.1f} ms ({} key(s) read meanwhile)",
                 clock.now_ms() - backends_start_ms, prefetch.size());
-  if (!choice.error.empty()) {
-    err << "proofline run: " << choice.error << "\n";
+  if (!problem.empty()) {
+    err << "proofline run: " << problem << "\n";
     return exit_usage;
   }
-  runtime_config rc;
-  rc.memory_budget = opts.memory_budget ? opts.memory_budget : default_memory_budget();
-  const unsigned synthesizers =
-      opts.synthesizers ? opts.synthesizers : default_synthesizers(choice, opts.finalizers);
-  rc.synthesizers = synthesizers;
-  rc.finalizers = opts.finalizers;
-  rc.pacing = opts.synthesis_ahead;  // 0: the runtime's default
-  rc.max_pacing = opts.synthesis_ahead_max;
-  rc.synthesis_shares_threads = zk::groth16::uses_granted_threads(model);
-  rc.fallback = choice.fallback;  // retries the GPUs could not prove
-  configure_memory(rc, choice, synthesizers, /*pool=*/opts.pinned_pool);
+  runtime_config& rc = builder.config();
+  const auto& choice = builder.choice();
+  const unsigned synthesizers = builder.synthesizers();
   spdlog::info("memory budget {}{}", memory::format_bytes(rc.memory_budget),
                opts.memory_budget ? "" : " (default: 70% of physical memory minus 1 GiB)");
   std::size_t partitions = 0;
@@ -252,7 +244,6 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   caf::actor_system_config cfg;
   configure_actor_system(cfg);
   caf::actor_system sys{cfg};
-  rc.clock = clock;
   run_record record;
   record.job_file = job_file;
   record.started_at = observe::iso8601_utc(std::chrono::system_clock::now());
@@ -280,7 +271,8 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   std::string memory_line;  // memory_summary_line of the run's end
   std::string jemalloc_end;  // jemalloc_line of the run's end
   {
-    runtime rt(sys, rc, ops, choice.backends);
+    auto started = builder.start(sys);
+    runtime& rt = *started;
     obs->attach({rt.registry(), rt.memory(), rt.scheduler()});
     caf::scoped_actor self{sys};
     std::vector<std::optional<uint64_t>> seqs;

@@ -30,7 +30,7 @@
 #include "actors/runtime.hpp"
 #include "jobs/job_file.hpp"
 #include "app/run_command.hpp"
-#include "app/backend_choice.hpp"
+#include "engine/runtime_builder.hpp"
 #include "observe/metrics_http.hpp"
 #include "observe/observer.hpp"
 #include "gpu/backend.hpp"
@@ -46,6 +46,7 @@
 
 namespace proofline::app {
 
+using engine::backend_records;
 using jobs::parse_job_file;
 
 using observe::bind_problem;
@@ -377,7 +378,6 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
       if (!dir.empty()) fs::remove_all(dir, ec);
     }
   } remove_spool{o.spool.empty() && !store ? spool : std::string()};
-  uint64_t budget = o.memory_budget ? o.memory_budget : default_memory_budget();
   std::optional<metrics_endpoint> metrics;
   if (!o.metrics.empty()) {
     metrics = parse_metrics_endpoint(o.metrics, &why);
@@ -395,8 +395,13 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   caf::actor_system_config cfg;
   net::configure_network(cfg, tls_opts, std::chrono::seconds(o.peer_timeout_s));
   caf::actor_system sys{cfg};
-  const auto model = *zk::groth16::parse_synthesis_model(o.synthesis_model);  // checked by the CLI
-  auto ops = real_prover_ops(o.cpu_threads, !o.no_verify, model);
+  engine::runtime_role role;
+  role.pinned_pool = true;  // pinned once at start (no local proving: no pool)
+  role.keep_keys = true;    // a daemon keeps keys warm across submissions
+  role.keep_finished = o.keep_finished;
+  role.local_proving = !o.no_local_proving;
+  engine::runtime_builder builder(o, role);
+  const prover_ops& ops = builder.ops();
   control_config cc;
   cc.parse_jobs = [](const std::string& text, const std::string& name, const std::string& base) {
     return parse_job_file(text, name, base, base);
@@ -432,25 +437,14 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   }
 
   // 3. The runtime (backends, pinned memory: the slow part).
-  auto choice = choose_backends(
-      backend_request{o.backend, o.gpus, o.gpu_memory, o.gpu_lanes, o.cpu_threads});
-  if (!choice.error.empty()) {
+  if (auto problem = builder.choose(); !problem.empty()) {
     stop_control();
-    return usage(choice.error);
+    return usage(problem);
   }
-  runtime_config rc;
-  rc.memory_budget = budget;
-  const unsigned synthesizers =
-      o.synthesizers ? o.synthesizers : default_synthesizers(choice, o.finalizers);
-  rc.synthesizers = o.no_local_proving ? 0 : synthesizers;
-  rc.finalizers = o.finalizers;
-  rc.pacing = o.synthesis_ahead;
-  rc.max_pacing = o.synthesis_ahead_max;
-  rc.synthesis_shares_threads = zk::groth16::uses_granted_threads(model);
-  rc.fallback = choice.fallback;  // retries the GPUs could not prove
-  rc.keep_keys = true;  // a daemon keeps keys warm across submissions
-  rc.keep_finished = o.keep_finished;
-  configure_memory(rc, choice, synthesizers, /*pool=*/!o.no_local_proving);
+  runtime_config& rc = builder.config();
+  const auto& choice = builder.choice();
+  const unsigned synthesizers = builder.synthesizers();
+  const uint64_t budget = rc.memory_budget;
   spdlog::info("serve: memory budget {}; {}", memory::format_bytes(budget),
                o.no_local_proving ? "proving nothing locally (coordinator only)"
                                   : "proving locally");
@@ -486,7 +480,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   };
   std::unique_ptr<runtime> rt;
   try {
-    rt = std::make_unique<runtime>(sys, rc, ops, choice.backends);
+    rt = builder.start(sys);
   } catch (const std::exception& e) {
     stop_control();
     stop_journal();

@@ -1,4 +1,4 @@
-#include "app/backend_choice.hpp"
+#include "engine/backend_choice.hpp"
 
 #include <algorithm>
 
@@ -12,7 +12,7 @@
 #include "memory/estimate.hpp"
 #include "memory/size.hpp"
 
-namespace proofline::app {
+namespace proofline::engine {
 
 unsigned backend_choice::lanes() const {
   unsigned n = 0;
@@ -156,4 +156,4 @@ backend_choice choose_backends(const backend_request& r) {
   return c;
 }
 
-}  // namespace proofline::app
+}  // namespace proofline::engine

@@ -1,5 +1,6 @@
-// Which prover backends a command runs on: --backend auto|cpu|cuda with
-// --gpus, --gpu-memory and --gpu-lanes. Shared by `run` and `serve`.
+// Which prover backends a runtime runs on: --backend auto|cpu|cuda with
+// --gpus, --gpu-memory and --gpu-lanes (or the library's options of the same
+// names). Used by the runtime builder (engine/runtime_builder.hpp).
 #pragma once
 
 #include <memory>
@@ -11,7 +12,7 @@
 #include "observe/report.hpp"
 #include "gpu/backend.hpp"
 
-namespace proofline::app {
+namespace proofline::engine {
 
 struct backend_request {
   std::string backend = "auto";  ///< auto | cpu | cuda
@@ -64,4 +65,4 @@ void configure_memory(runtime_config& rc, const backend_choice& choice, unsigned
 /// not there is an error with either.
 backend_choice choose_backends(const backend_request& request);
 
-}  // namespace proofline::app
+}  // namespace proofline::engine

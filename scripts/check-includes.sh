@@ -22,7 +22,9 @@ declare -A allowed=(
   [observe]="actors messages gpu zk memory base"
   [bench]="observe jobs actors messages gpu zk memory base"
   [net]="actors messages gpu zk memory base"
-  [app]="net bench observe jobs actors messages gpu zk memory base"
+  [engine]="observe jobs actors messages gpu zk memory base"
+  [lib]="engine observe jobs actors messages gpu zk memory base"
+  [app]="engine net bench observe jobs actors messages gpu zk memory base"
 )
 
 status=0
