@@ -6,11 +6,12 @@
 #   scripts/sanitize.sh address|thread [--build-dir DIR] [--full]
 #                       [--build-only | --test NAME] [--caf-prefix DIR]
 #
-#   address   ASan + UBSan: unit (base_tests, messages_tests) and actor
-#             (actors_tests, net_actor_tests) tests; with --full also
+#   address   ASan + UBSan: unit (base_tests, messages_tests), actor
+#             (actors_tests, net_actor_tests) and library (lib_api_tests,
+#             rapidsnark_abi_tests) tests; with --full also
 #             jobs_tests, the proofline binary and the e2e tests run_jobs,
 #             broken_jobs and self_check
-#   thread    TSan: actors_tests and net_actor_tests; with --full also the
+#   thread    TSan: actors_tests, net_actor_tests and lib_api_tests; with --full also the
 #             proofline binary and the net tests control and cancel
 #   --build-dir   default build-sanitize-<kind> (-caf with --caf-prefix)
 #   --full        the larger subsets above
@@ -54,16 +55,16 @@ done
 
 case "$kind" in
   address)
-    targets=(base_tests messages_tests actors_tests net_actor_tests)
-    tests=(base_tests messages_tests actors_tests net_actor_tests)
+    targets=(base_tests messages_tests actors_tests net_actor_tests lib_api_tests rapidsnark_abi_tests)
+    tests=(base_tests messages_tests actors_tests net_actor_tests lib_api_tests rapidsnark_abi_tests)
     if [ "$full" = 1 ]; then
       targets+=(jobs_tests proofline)
       tests+=(jobs_tests e2e_run_jobs e2e_broken_jobs e2e_self_check)
     fi
     ;;
   thread)
-    targets=(actors_tests net_actor_tests)
-    tests=(actors_tests net_actor_tests)
+    targets=(actors_tests net_actor_tests lib_api_tests)
+    tests=(actors_tests net_actor_tests lib_api_tests)
     if [ "$full" = 1 ]; then
       targets+=(proofline net_probe)
       tests+=(net_control net_cancel)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `cmake --install` into a scratch prefix: the binary (its --version names
-# the commit and CUDA), the bundled example, the docs, the default serve
+# the commit and CUDA), the library (built with the installed pkg-config
+# file, proving the bundled example), the bundled example, the docs, the default serve
 # config (valid for `serve --config`) and the systemd unit, which names the
 # installed binary and config and passes `systemd-analyze verify`. Exits 77
 # (skipped) after the other checks where systemd-analyze is missing.
@@ -13,6 +14,23 @@ for f in bin/proofline share/proofline/examples/jobs.json share/doc/proofline/RE
   share/doc/proofline/docs/OBSERVABILITY.md etc/proofline/serve.json lib/systemd/system/proofline.service; do
   [ -e "$prefix/$f" ] || fail "cmake --install left no $f"
 done
+# The library: header, shared and static library, rapidsnark's name, and a
+# pkg-config file a C program builds with.
+libdir=$(cd "$prefix" && ls -d lib/x86_64-linux-gnu 2>/dev/null || echo lib)
+for f in include/proofline/proofline.h include/proofline/rapidsnark/prover.h \
+  include/proofline/rapidsnark/verifier.h "$libdir/libproofline.so" "$libdir/libproofline.a" \
+  "$libdir/librapidsnark.so" "$libdir/pkgconfig/proofline.pc"; do
+  [ -e "$prefix/$f" ] || fail "cmake --install left no $f"
+done
+PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig cc -o prove_example "$repo/examples/c/prove.c" \
+  $(PKG_CONFIG_PATH=$prefix/$libdir/pkgconfig pkg-config --cflags --libs proofline) ||
+  fail "examples/c/prove.c does not build with the installed pkg-config file"
+PROOFLINE_OPTIONS='{"backend": "cpu", "cpu-threads": 2}' LD_LIBRARY_PATH=$prefix/$libdir \
+  ./prove_example "$repo/examples/circuit.zkey" "$repo/examples/witness_0.wtns" >example.out ||
+  fail "the example failed against the installed library"
+"$repo/scripts/verify-proofs.sh" "$repo/examples/verification_key.json" . >/dev/null ||
+  fail "snarkjs rejected the installed library's proof"
+
 "$prefix/bin/proofline" --version >version.log || fail "the installed proofline --version failed"
 log_names version "proofline " "commit: " "CUDA: " "curves: BN254, BLS12-381" "CAF: 0.17"
 unit=$prefix/lib/systemd/system/proofline.service
