@@ -43,6 +43,7 @@ packages=(
   clang libclang-rt-14-dev  # tests: libFuzzer targets with ASan and UBSan (scripts/fuzz.sh),
                             # and the ASan+UBSan build of the tests (scripts/sanitize.sh)
   ninja-build             # tests: builds the sanitizer build (scripts/sanitize.sh)
+  golang-go               # tests: builds the Go example over cgo (examples/go, rapidsnark's ABI)
 )
 if [ "$want_npm" = 1 ] && ! command -v node >/dev/null 2>&1; then
   packages+=(nodejs npm)

@@ -1,0 +1,3 @@
+module proofline.example/prove
+
+go 1.19
