@@ -67,6 +67,10 @@ trap cleanup EXIT
 serve() {
   local name=$1 i
   shift
+  # Made here: the background process opens them only once it runs, and the
+  # loop below may look before that.
+  : >"$name.out"
+  : >"$name.err"
   "$proofline" serve "$@" >"$name.out" 2>"$name.err" &
   serve_pid=$!
   started+=("$serve_pid")
