@@ -8,8 +8,9 @@
 #
 #   scripts/gpu-bundle.sh pack BUILD_DIR [CARRY_DIR]
 #       (here) strip proofline, proofline-baseline, proofline-trim-baseline,
-#       cuda_gpu_test, cuda_host_test and proofline-bench (those built) from
-#       BUILD_DIR, add their non-system shared libraries (ldd), the bundled
+#       cuda_gpu_test, cuda_host_test, proofline-bench and
+#       proofline-library-bench (those built) from BUILD_DIR, add libproofline
+#       (lib/, also as librapidsnark.so), their non-system shared libraries (ldd), the bundled
 #       example and build-info.txt, and write CARRY_DIR/bundle.tar.xz
 #       (default .carry/gpu, git-ignored).
 #   scripts/gpu-bundle.sh unpack [CARRY_DIR] [DEST]
@@ -37,13 +38,23 @@ pack() {
   trap "rm -rf '$stage'" EXIT
   mkdir -p "$stage/bin" "$stage/lib" "$stage/examples" "$carry"
   local found=0 b f
-  for b in proofline proofline-baseline proofline-trim-baseline cuda_gpu_test cuda_host_test proofline-bench proofline-verify-bench; do
+  for b in proofline proofline-baseline proofline-trim-baseline cuda_gpu_test cuda_host_test proofline-bench proofline-verify-bench proofline-library-bench; do
     f=$(find "$build" -maxdepth 3 -type f -name "$b" -perm -u+x 2>/dev/null | head -1)
     [ -n "$f" ] || continue
     carry_binary "$f" "$stage"
     found=$((found + 1))
   done
   [ "$found" -gt 0 ] || { echo "gpu-bundle.sh: no binaries under $build" >&2; exit 1; }
+  # libproofline (and its name librapidsnark.so) with the libraries it needs
+  local so
+  so=$(find "$build/lib" -maxdepth 1 -type f -name 'libproofline.so.*' 2>/dev/null | head -1)
+  if [ -n "$so" ]; then
+    carry_binary "$so" "$stage"
+    mv -f "$stage/bin/$(basename "$so")" "$stage/lib/"
+    ln -sf "$(basename "$so")" "$stage/lib/libproofline.so.0"
+    ln -sf libproofline.so.0 "$stage/lib/libproofline.so"
+    ln -sf libproofline.so.0 "$stage/lib/librapidsnark.so"
+  fi
   if [ -f "$stage/bin/proofline-baseline" ] && defines_allocator "$stage/bin/proofline-baseline"; then
     echo "gpu-bundle.sh: proofline-baseline defines malloc or jemalloc's API; it must not" >&2
     exit 1
