@@ -5,8 +5,11 @@
 //   proofline-library-bench --library LIB --zkey ZKEY --witness W [--witness W ...]
 //                           [--threads T] [--proofs N] [--warmup K] [--out DIR]
 //
-// It makes one prover object (groth16_prover_create_zkey_file, timed: the
-// key read and, with proofline, its preparation on the GPUs), proves K
+// It makes one prover object from the key's bytes, read first and kept
+// (groth16_prover_create, timed: with proofline the key's checks and its
+// preparation on the GPUs; rapidsnark's groth16_prover_create_zkey_file
+// unmaps the file when it returns, so its prover objects from a path do not
+// prove), proves K
 // warm-up witnesses, then N witnesses (the given ones in turn) from T
 // threads at once, every call on the one prover object, and prints one JSON
 // line: the key load, each call's latency from the call to its returned
@@ -30,7 +33,7 @@
 namespace {
 
 using ull = unsigned long long;
-using create_fn = int (*)(void**, const char*, char*, ull);
+using create_fn = int (*)(void**, const void*, ull, char*, ull);
 using prove_fn = int (*)(void*, const void*, ull, char*, ull*, char*, ull*, char*, ull);
 using destroy_fn = void (*)(void*);
 
@@ -103,7 +106,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "library-bench: %s\n", dlerror());
     return 2;
   }
-  auto create = symbol<create_fn>(lib, "groth16_prover_create_zkey_file");
+  auto create = symbol<create_fn>(lib, "groth16_prover_create");
   auto prove = symbol<prove_fn>(lib, "groth16_prover_prove");
   auto destroy = symbol<destroy_fn>(lib, "groth16_prover_destroy");
   std::vector<std::vector<char>> witnesses;
@@ -111,8 +114,9 @@ int main(int argc, char** argv) {
 
   char err[1024] = {};
   void* prover = nullptr;
+  const std::vector<char> zkey_bytes = read_file(zkey);  // kept: rapidsnark proves from it
   const auto t_load = clock_type::now();
-  if (create(&prover, zkey.c_str(), err, sizeof err) != 0) {
+  if (create(&prover, zkey_bytes.data(), zkey_bytes.size(), err, sizeof err) != 0) {
     std::fprintf(stderr, "library-bench: %s: %s\n", zkey.c_str(), err);
     return 1;
   }
