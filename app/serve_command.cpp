@@ -269,6 +269,12 @@ void add_serve_command(cli& c) {
       ->type_name("N")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}))
       ->capture_default_str();
+  s.add_option("--keep-finished-bytes", opts->keep_finished_bytes,
+               "The most memory the records of those completed jobs may hold (estimated from "
+               "their partitions and paths); the oldest are forgotten first, the newest is "
+               "always kept; 0: no limit")
+      ->check(size_validator())
+      ->capture_default_str();
   s.add_option("--max-inline", opts->max_inline,
                "Refuse a submission whose inline witnesses (submit --inline) total more than "
                "this")
@@ -450,6 +456,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   rc.fallback = choice.fallback;  // retries the GPUs could not prove
   rc.keep_keys = true;  // a daemon keeps keys warm across submissions
   rc.keep_finished = o.keep_finished;
+  rc.keep_finished_bytes = *memory::parse_size(o.keep_finished_bytes);  // checked by the CLI
   configure_memory(rc, choice, synthesizers, /*pool=*/!o.no_local_proving);
   spdlog::info("serve: memory budget {}; {}", memory::format_bytes(budget),
                o.no_local_proving ? "proving nothing locally (coordinator only)"
