@@ -25,6 +25,7 @@
 #include "actors/control.hpp"
 #include "actors/journal.hpp"
 #include "actors/node_agent.hpp"
+#include "actors/proof_check.hpp"
 #include "actors/prover_ops.hpp"
 #include "zk/groth16/synthesis_model.hpp"
 #include "actors/runtime.hpp"
@@ -39,10 +40,6 @@
 #include "memory/estimate.hpp"
 #include "memory/size.hpp"
 #include "net/basp_guard.hpp"
-#include "zk/curves.hpp"
-#include "zk/formats/proof_json.hpp"
-#include "zk/groth16/verifier.hpp"
-#include "zk/groth16/verifying_key.hpp"
 
 namespace proofline::app {
 
@@ -73,7 +70,11 @@ const char* const serve_footer = R"(ROLES:
   that disconnects (its connection drops, or its heartbeats stop for
   --peer-timeout) has its partitions queued again; a node sends proofs back
   as text and only the coordinator writes outputs, ignoring a result for a
-  partition it took back or already has.
+  partition it took back or already has. The coordinator checks every
+  node's proof by pairing first (whatever --no-verify says, which concerns
+  its own proofs): one that fails is not written, its partition is proved
+  again on another node or locally, and a node with 3 bad proofs gets no
+  more work until it joins again (`proofline metrics` shows bad proofs).
 
 PATHS AND STORAGE:
   Clients send the job file's text and its absolute path; the server resolves
@@ -134,35 +135,6 @@ sigset_t block_stop_signals() {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
-}
-
-/// Why a finished partition's proof and public files do not verify against
-/// `key`; empty when they do (serve --state, after a restart).
-std::string check_proof_files(const zk::groth16::key_ptr& key, const std::string& proof_file,
-                              const std::string& public_file) {
-  try {
-    return zk::visit_curve(key->info.curve, [&](auto curve) -> std::string {
-      using C = decltype(curve);
-      const auto proof = zk::formats::read_proof<C>(proof_file, /*check_curve=*/false);
-      const auto pub = zk::formats::read_public<C>(public_file);
-      if (pub.size() != key->info.n_public)
-        return public_file + ": " + std::to_string(pub.size()) + " public signals, the key has " +
-               std::to_string(key->info.n_public);
-      const auto& k = zk::groth16::typed<C>(*key);
-      std::optional<zk::groth16::prepared_key<C>> own;
-      const zk::groth16::prepared_key<C>* vk = nullptr;
-      if (k.verifier) {
-        vk = static_cast<const zk::groth16::prepared_key<C>*>(k.verifier.get());
-      } else {
-        own.emplace(zk::groth16::prepare<C>(zk::groth16::verifying_key_of(k)));
-        vk = &*own;
-      }
-      auto v = zk::groth16::verify<C>(*vk, proof, pub.data(), pub.size());
-      return v.ok ? std::string() : proof_file + ": " + v.reason;
-    });
-  } catch (const std::exception& e) {
-    return e.what();
-  }
 }
 
 /// Removes spool directories of earlier runs (DIR/spool/<pid>) that no
@@ -508,6 +480,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     kc.registry = rt->registry();
     kc.write_file = ops.write_file;
     kc.read_file = net::read_bytes;
+    kc.check_proof = check_proof_text;  // nodes' proofs, whatever --no-verify says here
     kc.spool_dir = spool;
     kc.clock = rc.clock;
     dispatcher = sys.spawn(cluster_dispatcher, kc);

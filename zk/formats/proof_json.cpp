@@ -24,7 +24,12 @@ class json_file {
   explicit json_file(std::string path) : path_(std::move(path)) {
     std::ifstream in(path_, std::ios::binary);
     if (!in) fail("cannot open");
-    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    parse(std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
+  }
+  /// The same for text already in memory, named `name` in errors.
+  json_file(std::string name, const std::string& text) : path_(std::move(name)) { parse(text); }
+
+  void parse(const std::string& text) {
     try {
       root_ = json::parse(text);
     } catch (const json::parse_error& e) {
@@ -142,9 +147,10 @@ verification_key<C> read_verification_key(const std::string& path) {
   return vk;
 }
 
+namespace {
+
 template <class C>
-groth16::proof<C> read_proof(const std::string& path, bool check_curve) {
-  json_file f(path);
+groth16::proof<C> proof_of(const json_file& f, bool check_curve) {
   f.expect_groth16<C>();
   groth16::proof<C> p;
   p.a = f.point<C, typename C::g1_affine>(f.member("pi_a"), "pi_a", check_curve);
@@ -154,8 +160,7 @@ groth16::proof<C> read_proof(const std::string& path, bool check_curve) {
 }
 
 template <class C>
-std::vector<typename C::scalar> read_public(const std::string& path) {
-  json_file f(path);
+std::vector<typename C::scalar> public_of(const json_file& f) {
   const json& root = f.root();
   if (!root.is_array()) f.fail("expected a JSON array of decimal strings");
   std::vector<typename C::scalar> out;
@@ -171,12 +176,36 @@ std::vector<typename C::scalar> read_public(const std::string& path) {
   return out;
 }
 
+}  // namespace
+
+template <class C>
+groth16::proof<C> read_proof(const std::string& path, bool check_curve) {
+  return proof_of<C>(json_file(path), check_curve);
+}
+
+template <class C>
+groth16::proof<C> parse_proof(const std::string& text, const std::string& name, bool check_curve) {
+  return proof_of<C>(json_file(name, text), check_curve);
+}
+
+template <class C>
+std::vector<typename C::scalar> read_public(const std::string& path) {
+  return public_of<C>(json_file(path));
+}
+
+template <class C>
+std::vector<typename C::scalar> parse_public(const std::string& text, const std::string& name) {
+  return public_of<C>(json_file(name, text));
+}
+
 #define PL_INSTANTIATE(C)                                                    \
   template std::string proof_to_json<C>(const groth16::proof<C>&);           \
   template std::string public_to_json<C>(const C::scalar*, std::size_t);     \
   template verification_key<C> read_verification_key<C>(const std::string&); \
   template groth16::proof<C> read_proof<C>(const std::string&, bool);              \
-  template std::vector<C::scalar> read_public<C>(const std::string&);
+  template std::vector<C::scalar> read_public<C>(const std::string&);                \
+  template groth16::proof<C> parse_proof<C>(const std::string&, const std::string&, bool); \
+  template std::vector<C::scalar> parse_public<C>(const std::string&, const std::string&);
 PL_INSTANTIATE(bn254)
 PL_INSTANTIATE(bls12_381)
 #undef PL_INSTANTIATE

@@ -46,4 +46,12 @@ groth16::proof<C> read_proof(const std::string& path, bool check_curve = true);
 template <class C>
 std::vector<typename C::scalar> read_public(const std::string& path);
 
+/// read_proof and read_public on text in memory (a node's proof on a
+/// coordinator); errors name `name`.
+template <class C>
+groth16::proof<C> parse_proof(const std::string& text, const std::string& name,
+                              bool check_curve = true);
+template <class C>
+std::vector<typename C::scalar> parse_public(const std::string& text, const std::string& name);
+
 }  // namespace proofline::zk::formats
