@@ -109,9 +109,12 @@ STATE:
   a crash or kill, `serve --state DIR` again re-queues every job that had not
   finished; partitions whose proof and public files exist and verify against
   the key are not proved again. Inline witnesses are spooled under DIR/spool
-  so they survive too. A journal that cannot be read stops serve (exit 2)
-  with the file and the problem. Without --state a stopped daemon forgets its
-  queue.
+  so they survive too (stored relative to DIR, so DIR may be moved). A
+  journal that cannot be read or is damaged, or whose write-ahead log
+  (DIR/journal.sqlite-wal) is damaged or missing after a crash, stops serve
+  (exit 2) naming the file, the problem and how to go on. After a clean stop
+  DIR/journal.sqlite alone is the whole journal: back it up then (see
+  docs/RELIABILITY.md). Without --state a stopped daemon forgets its queue.
 
 HEARTBEATS: every proofline process sends a BASP heartbeat every 500 ms; a
   peer silent for --peer-timeout seconds is dropped (its work is re-queued).
@@ -135,20 +138,6 @@ sigset_t block_stop_signals() {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
-}
-
-/// Removes spool directories of earlier runs (DIR/spool/<pid>) that no
-/// journaled job names a witness in.
-void remove_stale_spools(const fs::path& root, const std::vector<journaled_job>& jobs) {
-  std::error_code ec;
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string dir = it->path().string() + "/";
-    bool used = false;
-    for (const auto& j : jobs)
-      for (const auto& w : j.spec.witnesses) used |= w.compare(0, dir.size(), dir) == 0;
-    std::error_code rm;
-    if (!used) fs::remove_all(it->path(), rm);
-  }
 }
 
 /// The drain after stop signal `sig`: the registry starts no partition and
@@ -338,7 +327,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
                               : (fs::temp_directory_path() /
                                  ("proofline-spool-" + std::to_string(getpid())))
                                     .string();
-  if (store && o.spool.empty()) remove_stale_spools(fs::path(o.state) / "spool", journaled);
+  if (store && o.spool.empty()) remove_stale_spools(*store, journaled);
   {
     std::error_code ec;
     fs::create_directories(spool, ec);
@@ -481,7 +470,8 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     kc.write_file = ops.write_file;
     kc.read_file = net::read_bytes;
     kc.check_proof = check_proof_text;  // nodes' proofs, whatever --no-verify says here
-    kc.spool_dir = spool;
+    // Recovered jobs' inline witnesses lie in earlier runs' spools under DIR/spool.
+    kc.spool_dir = store && o.spool.empty() ? state_spool_root(*store) : spool;
     kc.clock = rc.clock;
     dispatcher = sys.spawn(cluster_dispatcher, kc);
   }
