@@ -82,10 +82,50 @@ void live_names::retire(const job_entry& job) {
     outs_.erase(it);
 }
 
+namespace {
+
+/// Heap bytes of a string beyond its own object (none while it fits the
+/// small-string buffer, whose size std::string's capacity at construction tells).
+std::size_t heap_bytes(const std::string& s) {
+  static const std::size_t inline_capacity = std::string().capacity();
+  return s.capacity() > inline_capacity ? s.capacity() + 1 : 0;
+}
+
+std::size_t heap_bytes(const file_error& e) { return heap_bytes(e.file) + heap_bytes(e.message); }
+
+std::size_t heap_bytes(const partition_report& p) {
+  std::size_t n = heap_bytes(p.proof_file) + heap_bytes(p.public_file) + heap_bytes(p.error) +
+                  heap_bytes(p.spans.backend) + p.spans.device.capacity() * sizeof(named_span);
+  for (const auto& d : p.spans.device) n += heap_bytes(d.name);
+  return n;
+}
+
+}  // namespace
+
+std::size_t retained_bytes(const job_entry& job) {
+  // The map node around the entry: the entry, its key and the tree links.
+  std::size_t n = sizeof(job_entry) + sizeof(uint64_t) + 4 * sizeof(void*);
+  n += heap_bytes(job.spec.id) + heap_bytes(job.spec.zkey) + heap_bytes(job.spec.out);
+  n += job.spec.witnesses.capacity() * sizeof(std::string);
+  for (const auto& w : job.spec.witnesses) n += heap_bytes(w);
+  n += job.parts.capacity() * sizeof(partition_report);
+  for (const auto& p : job.parts) n += heap_bytes(p);
+  n += job.finish_order.capacity() * sizeof(uint32_t);
+  if (job.error) n += heap_bytes(*job.error);
+  return n;
+}
+
 void finished_jobs::add(uint64_t seq, std::map<uint64_t, job_entry>& jobs) {
-  order_.push_back(seq);
-  while (limit_ > 0 && order_.size() > limit_) {
-    jobs.erase(order_.front());
+  auto it = jobs.find(seq);
+  const std::size_t bytes = it == jobs.end() ? 0 : retained_bytes(it->second);
+  order_.emplace_back(seq, bytes);
+  bytes_ += bytes;
+  auto over = [&] {
+    return (limit_ > 0 && order_.size() > limit_) || (byte_limit_ > 0 && bytes_ > byte_limit_);
+  };
+  while (order_.size() > 1 && over()) {
+    jobs.erase(order_.front().first);
+    bytes_ -= order_.front().second;
     order_.pop_front();
   }
 }

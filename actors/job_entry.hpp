@@ -78,20 +78,35 @@ class live_names {
   std::map<std::string, uint64_t> outs_;  ///< out directory -> seq, likewise
 };
 
+/// The bytes a job's record holds on the heap, estimated from its strings,
+/// partition reports and spans (allocators' rounding left out): what keeping
+/// it after completion costs.
+std::size_t retained_bytes(const job_entry& job);
+
 /// The completed jobs a registry still answers for, oldest first. Past
-/// `limit` (0: no limit) the oldest are forgotten, so a daemon's memory does
-/// not grow with every job it ever ran; their result.json files stay.
+/// `limit` jobs, or past `byte_limit` bytes of their records (retained_bytes;
+/// 0: no limit of that kind), the oldest are forgotten, so a daemon's memory
+/// grows neither with every job it ever ran nor with a few huge ones; their
+/// result.json files stay. The newest completed job is always kept whole,
+/// even when it alone is over `byte_limit` (its client may still be reading
+/// its report), so what is kept stays below byte_limit plus one job, and one
+/// job is bounded by the partitions a job file may name.
 class finished_jobs {
  public:
-  explicit finished_jobs(std::size_t limit = 0) : limit_(limit) {}
+  explicit finished_jobs(std::size_t limit = 0, std::size_t byte_limit = 0)
+      : limit_(limit), byte_limit_(byte_limit) {}
   /// Job `seq` completed: erases from `jobs` the oldest completed jobs past
-  /// the limit (never `seq` itself).
+  /// either limit (never `seq` itself).
   void add(uint64_t seq, std::map<uint64_t, job_entry>& jobs);
   std::size_t size() const { return order_.size(); }
+  /// The bytes the kept jobs' records held when they completed.
+  std::size_t bytes() const { return bytes_; }
 
  private:
   std::size_t limit_;
-  std::deque<uint64_t> order_;
+  std::size_t byte_limit_;
+  std::size_t bytes_ = 0;
+  std::deque<std::pair<uint64_t, std::size_t>> order_;  ///< seq, retained_bytes
 };
 
 /// Partition `index` of `ctx`'s job as a request for memory, sized by its

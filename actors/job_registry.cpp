@@ -112,7 +112,8 @@ void request_key(job_registry_pointer self, uint64_t seq, const std::string& pat
 
 job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_registry_config cfg) {
   self->state.cfg = std::move(cfg);
-  self->state.finished = finished_jobs{self->state.cfg.keep_finished};
+  self->state.finished =
+      finished_jobs{self->state.cfg.keep_finished, self->state.cfg.keep_finished_bytes};
   return {
       [=](submit_atom, const job_spec& spec) { return submit(self, spec); },
       [=](submit_atom, const local_job& job) { return submit(self, job.spec, job.payload); },

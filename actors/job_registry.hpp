@@ -60,6 +60,9 @@ struct job_registry_config {
   /// Completed jobs still answered for (status, watch, await); older ones
   /// are forgotten. 0: all (`run`, whose report lists every job).
   std::size_t keep_finished = 0;
+  /// The same as bytes of their records (actors/job_entry.hpp,
+  /// finished_jobs); 0: no byte limit.
+  std::size_t keep_finished_bytes = 0;
 };
 
 struct job_registry_state {
@@ -69,7 +72,7 @@ struct job_registry_state {
   std::map<uint64_t, job_entry> jobs;
   std::map<std::string, std::vector<uint64_t>> key_waits;  ///< jobs waiting for a key, by path
   live_names live;  ///< ids and out directories of the jobs not yet complete
-  finished_jobs finished;  ///< completed jobs, oldest first (cfg.keep_finished)
+  finished_jobs finished;  ///< completed jobs, oldest first (cfg.keep_finished, keep_finished_bytes)
   std::vector<job_listener_actor> listeners;  ///< told of every job's news (control's watches)
   drain_count drain;  ///< serve stopping (drain_atom)
   std::vector<caf::typed_response_promise<std::vector<job_status>>> drained;  ///< drain requests

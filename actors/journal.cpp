@@ -3,6 +3,7 @@
 #include <caf/event_based_actor.hpp>
 #include <caf/sec.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <vector>
 
@@ -40,6 +41,47 @@ void on_done(journal_pointer self, uint64_t seq, uint32_t index) {
   }
 }
 
+/// Whether `path` lies under directory `root` (both absolute, lexically).
+bool under(const std::string& path, const std::string& root) {
+  return path.size() > root.size() + 1 && path.compare(0, root.size(), root) == 0 &&
+         path[root.size()] == '/';
+}
+
+/// The distinct witnesses of `spec` under the state directory's spool.
+std::vector<std::string> spool_files(journal_pointer self, const job_spec& spec) {
+  const std::string root = state_spool_root(*self->state.cfg.store);
+  std::vector<std::string> out;
+  for (const auto& w : spec.witnesses)
+    if (under(w, root) && std::find(out.begin(), out.end(), w) == out.end()) out.push_back(w);
+  return out;
+}
+
+/// Job `seq`, recovered, no longer needs its spooled witnesses: those no
+/// other unfinished recovered job names are removed, then the directories
+/// they leave empty (up to the spool itself).
+void release_spool(journal_pointer self, uint64_t seq) {
+  namespace fs = std::filesystem;
+  auto& st = self->state;
+  auto it = st.spooled.find(seq);
+  if (it == st.spooled.end()) return;
+  const fs::path root = state_spool_root(*st.cfg.store);
+  size_t removed = 0;
+  for (const auto& file : it->second) {
+    auto users = st.spool_users.find(file);
+    if (users == st.spool_users.end() || --users->second > 0) continue;
+    st.spool_users.erase(users);
+    std::error_code ec;
+    removed += fs::remove(file, ec);
+    for (fs::path dir = fs::path(file).parent_path(); under(dir.string(), root.string());
+         dir = dir.parent_path())
+      if (!fs::is_empty(dir, ec) || ec || !fs::remove(dir, ec)) break;
+  }
+  if (removed)
+    spdlog::debug("journal: removed {} spooled witness file(s) of recovered job #{}", removed,
+                  seq);
+  st.spooled.erase(it);
+}
+
 void on_complete(journal_pointer self, uint64_t seq) {
   auto it = self->state.jids.find(seq);
   if (it == self->state.jids.end()) return;
@@ -49,6 +91,7 @@ void on_complete(journal_pointer self, uint64_t seq) {
     spdlog::error("journal: {}", e.what());
   }
   self->state.jids.erase(it);
+  release_spool(self, seq);
 }
 
 /// What recovery has gathered so far; shared by the key requests' handlers.
@@ -90,21 +133,32 @@ void requeue(journal_pointer self, const std::shared_ptr<recovery>& r,
   self->request(registry, caf::infinite, recover_atom::value, specs, r->verified)
       .then(
           [=](const std::vector<uint64_t>& seqs) {
+            auto& st = self->state;
+            // Every journaled job's spooled witnesses count it as a user;
+            // a job not recovered stays one, for the next start.
+            std::vector<uint64_t> ended;
+            for (size_t i = 0; i < r->jobs.size(); ++i) {
+              auto files = spool_files(self, r->jobs[i].spec);
+              for (const auto& f : files) ++st.spool_users[f];
+              if (i < seqs.size() && seqs[i] != 0) st.spooled[seqs[i]] = std::move(files);
+            }
             for (size_t i = 0; i < seqs.size() && i < r->jobs.size(); ++i) {
               // A job whose partitions were all finished completed at once,
               // before this answer could map it: forget it here.
               bool finished = r->verified[i].size() == r->jobs[i].spec.witnesses.size();
               if (seqs[i] != 0 && !finished) {
-                self->state.jids[seqs[i]] = r->jobs[i].jid;
+                st.jids[seqs[i]] = r->jobs[i].jid;
                 continue;
               }
               if (!finished) continue;  // not recovered: kept for the next start
               try {
-                self->state.cfg.store->remove_job(r->jobs[i].jid);
+                st.cfg.store->remove_job(r->jobs[i].jid);
               } catch (const std::exception& e) {
                 spdlog::error("journal: {}", e.what());
               }
+              if (seqs[i] != 0) ended.push_back(seqs[i]);
             }
+            for (auto seq : ended) release_spool(self, seq);
             spdlog::info("journal: re-queued {} job(s) from {}; {} finished partition(s) kept",
                          seqs.size(), self->state.cfg.store->path(), kept);
           },
@@ -162,6 +216,25 @@ std::size_t remove_partial_files(const std::string& dir) {
     if (it->path().filename().string().find(".tmp-") == std::string::npos) continue;
     std::error_code rm_ec;
     if (fs::remove(it->path(), rm_ec)) ++removed;
+  }
+  return removed;
+}
+
+std::string state_spool_root(const journal_store& store) { return store.dir() + "/spool"; }
+
+std::size_t remove_stale_spools(const journal_store& store,
+                                const std::vector<journaled_job>& jobs) {
+  namespace fs = std::filesystem;
+  std::size_t removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(state_spool_root(store), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string dir = it->path().string();
+    bool used = false;
+    for (const auto& j : jobs)
+      for (const auto& w : j.spec.witnesses) used |= under(w, dir);
+    std::error_code rm;
+    if (!used && fs::remove_all(it->path(), rm) > 0) ++removed;
   }
   return removed;
 }

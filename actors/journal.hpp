@@ -20,13 +20,18 @@
 // proof and public files exist and verify against the job's key (fetched
 // from the key cache, which keeps it warm for the job); the others are proved
 // again. Temporary files an interrupted atomic write left in a job's out
-// directory are removed first.
+// directory are removed first. Inline witnesses of recovered jobs, spooled
+// under DIR/spool by the run that accepted them, are removed once no
+// recovered job that names them is unfinished (a submission's jobs share its
+// spooled files); the journal stores them relative to DIR, so the state
+// directory may move between runs.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "actors/journal_store.hpp"
 #include "messages/interfaces.hpp"
@@ -46,6 +51,10 @@ struct journal_state {
   static inline const char* name = "journal";
   journal_config cfg;
   std::map<uint64_t, int64_t> jids;  ///< registry seq -> journal job key
+  /// Spooled witness files of recovered jobs -> the jobs naming them that
+  /// are not finished (a job left in the journal counts for good).
+  std::map<std::string, uint32_t> spool_users;
+  std::map<uint64_t, std::vector<std::string>> spooled;  ///< recovered job seq -> its spool files
 };
 
 using journal_pointer = journal_actor::stateful_pointer<journal_state>;
@@ -55,5 +64,13 @@ journal_actor::behavior_type journal(journal_pointer self, journal_config cfg);
 /// Removes `<name>.tmp-*` files (interrupted atomic writes) from `dir`;
 /// returns how many.
 std::size_t remove_partial_files(const std::string& dir);
+
+/// The spool of `store`'s state directory (DIR/spool, canonical), where
+/// `serve --state DIR` spools inline witnesses unless --spool says otherwise.
+std::string state_spool_root(const journal_store& store);
+
+/// Removes the spool directories of earlier runs (DIR/spool/<pid>) in which
+/// no job of `jobs` names a witness; returns how many.
+std::size_t remove_stale_spools(const journal_store& store, const std::vector<journaled_job>& jobs);
 
 }  // namespace proofline

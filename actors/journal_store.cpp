@@ -1,17 +1,28 @@
 #include "actors/journal_store.hpp"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 namespace proofline {
 
 namespace {
 
-constexpr const char* journal_format = "proofline-journal 1";
+constexpr const char* journal_format = "proofline-journal 2";
+/// Format 1 has only paths as witnesses; format 2 reads it as it is.
+constexpr const char* journal_format_1 = "proofline-journal 1";
 constexpr const char* file_name = "journal.sqlite";
 
 /// A prepared statement, finalized when it goes out of scope.
@@ -39,13 +50,132 @@ void bind_text(sqlite3_stmt* st, int col, const std::string& s) {
   sqlite3_bind_text(st, col, s.data(), static_cast<int>(s.size()), SQLITE_TRANSIENT);
 }
 
+/// A witness as the journal keeps it: {"in_state": path relative to `dir`}
+/// when it lies under the state directory `dir`, else the path.
+nlohmann::json stored(const std::string& path, const std::string& dir) {
+  if (path.size() > dir.size() + 1 && path.compare(0, dir.size(), dir) == 0 &&
+      path[dir.size()] == '/')
+    return nlohmann::json{{"in_state", path.substr(dir.size() + 1)}};
+  return path;
+}
+
+/// A kept witness as a path; nullopt for anything else.
+std::optional<std::string> resolved(const nlohmann::json& w, const std::string& dir) {
+  if (w.is_string()) return w.get<std::string>();
+  if (w.is_object() && w.size() == 1 && w.contains("in_state") && w["in_state"].is_string())
+    return dir + "/" + w["in_state"].get<std::string>();
+  return std::nullopt;
+}
+
+/// What to do about a damaged journal, for the messages that refuse it.
+std::string recovery_advice(const std::string& dir) {
+  return "restore a copy of the state directory made as docs/RELIABILITY.md (Backing up the "
+         "state) says, or move journal.sqlite, journal.sqlite-wal and journal.sqlite-shm away "
+         "from " +
+         dir + " to start with an empty journal and submit its jobs again";
+}
+
+uint32_t be32(const unsigned char* p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
+}
+
+/// The write-ahead log's checksum (fileformat.html, 4.3): over 32-bit words
+/// in the byte order the log's magic number names, pairs at a time.
+void wal_checksum(bool big_endian, const unsigned char* data, size_t n, uint32_t& s1,
+                  uint32_t& s2) {
+  for (size_t i = 0; i + 8 <= n; i += 8) {
+    const unsigned char* a = data + i;
+    const unsigned char* b = data + i + 4;
+    uint32_t x0 = big_endian ? be32(a) : (uint32_t(a[3]) << 24 | uint32_t(a[2]) << 16 |
+                                          uint32_t(a[1]) << 8 | uint32_t(a[0]));
+    uint32_t x1 = big_endian ? be32(b) : (uint32_t(b[3]) << 24 | uint32_t(b[2]) << 16 |
+                                          uint32_t(b[1]) << 8 | uint32_t(b[0]));
+    s1 += x0 + s2;
+    s2 += x1 + s1;
+  }
+}
+
+bool file_size(const std::string& path, uintmax_t& size) {
+  std::error_code ec;
+  size = std::filesystem::file_size(path, ec);
+  return !ec;
+}
+
+/// Makes `path`'s directory entry durable (a rename into it).
+void sync_dir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
 }  // namespace
+
+std::string wal_problem(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return {};
+  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+  const size_t size = bytes.size();
+  if (size == 0) return {};  // emptied by a checkpoint: nothing to read
+  constexpr size_t header = 32, frame_header = 24;
+  if (size < header)
+    return std::to_string(size) + " bytes, shorter than the log's 32-byte header: truncated";
+  const uint32_t magic = be32(data);
+  if ((magic & ~1u) != 0x377f0682u || be32(data + 4) != 3007000u)
+    return "its header is damaged (not the header of an SQLite write-ahead log)";
+  const bool big_endian = (magic & 1u) != 0;
+  const uint32_t page = be32(data + 8);
+  if (page < 512 || page > 65536 || (page & (page - 1)) != 0)
+    return "its header is damaged (page size " + std::to_string(page) + ")";
+  uint32_t s1 = 0, s2 = 0;
+  wal_checksum(big_endian, data, 24, s1, s2);
+  if (s1 != be32(data + 24) || s2 != be32(data + 28))
+    return "its header is damaged (its checksum does not match)";
+  const uint32_t salt1 = be32(data + 16), salt2 = be32(data + 20);
+  const size_t frame = frame_header + page;
+  auto of_this_log = [&](size_t off) {
+    return be32(data + off + 8) == salt1 && be32(data + off + 12) == salt2;
+  };
+  auto checks = [&](size_t off, uint32_t a, uint32_t b) {
+    wal_checksum(big_endian, data + off, 8, a, b);
+    wal_checksum(big_endian, data + off + frame_header, page, a, b);
+    return a == be32(data + off + 16) && b == be32(data + off + 20);
+  };
+  size_t off = header;
+  for (size_t n = 1; off + frame <= size; off += frame, ++n) {
+    // A frame of an earlier log (before the log restarted): where SQLite
+    // stops, as it should.
+    if (!of_this_log(off)) return {};
+    if (!checks(off, s1, s2)) {
+      // The last write a crash cut short fails its checksum too; a frame of
+      // this log that checks against this one's stored checksum means that
+      // more was written after it.
+      const size_t next = off + frame;
+      if (next + frame <= size && of_this_log(next) &&
+          checks(next, be32(data + off + 16), be32(data + off + 20)))
+        return "frame " + std::to_string(n) + " is damaged, and frames written after it " +
+               "would be dropped";
+      return {};
+    }
+    s1 = be32(data + off + 16);
+    s2 = be32(data + off + 20);
+  }
+  // SQLite writes a frame's header and then its page: a crash may leave a
+  // header alone at the end, and nothing else short.
+  const size_t rest = size - off;
+  if (rest == 0 || (rest == frame_header && of_this_log(off))) return {};
+  return "it ends " + std::to_string(rest) + " bytes into a frame of " + std::to_string(frame) +
+         ": truncated";
+}
 
 journal_store::journal_store(const std::string& dir) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw std::runtime_error(dir + ": cannot create the state directory: " + ec.message());
+  dir_ = fs::canonical(dir, ec).string();
+  if (ec) throw std::runtime_error(dir + ": cannot resolve the state directory: " + ec.message());
   path_ = (fs::path(dir) / file_name).string();
   // A constructor that throws runs no destructor: close the handle here, or
   // every refused journal leaks its connection (SQLite allocates one even
@@ -55,23 +185,105 @@ journal_store::journal_store(const std::string& dir) {
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
+    // Reading the file made SQLite create an empty log where there was
+    // none; left there, it would let the next start past the check that
+    // refused this one.
+    std::error_code rm;
+    if (!wal_found_ && fs::file_size(path_ + "-wal", rm) == 0 && !rm)
+      fs::remove(path_ + "-wal", rm);
     throw;
   }
 }
 
-void journal_store::open_and_check() {
-  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+void journal_store::create() {
+  // Written whole under another name, then renamed: a journal.sqlite of 0
+  // bytes is then never one of ours.
+  const std::string fresh = path_ + ".new";
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    std::error_code ec;
+    std::filesystem::remove(fresh + suffix, ec);
+  }
+  sqlite3* db = nullptr;
+  auto done = [&](const char* what) {
+    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw std::runtime_error(fresh + ": cannot create the journal (" + what + "): " + why);
+  };
+  if (sqlite3_open_v2(fresh.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
       SQLITE_OK)
+    done("open");
+  const std::string schema = std::string(
+                                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; BEGIN; "
+                                 "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL); "
+                                 "INSERT INTO meta(key, value) VALUES('format', '") +
+                             journal_format +
+                             "'); INSERT INTO meta(key, value) VALUES('session', 'closed'); "
+                             "COMMIT; PRAGMA wal_checkpoint(TRUNCATE);";
+  if (sqlite3_exec(db, schema.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) done("schema");
+  if (sqlite3_close(db) != SQLITE_OK) done("close");
+  db = nullptr;
+  if (std::rename(fresh.c_str(), path_.c_str()) != 0) {
+    const int err = errno;
+    std::error_code ec;
+    std::filesystem::remove(fresh, ec);
+    throw std::runtime_error(path_ + ": cannot create the journal: " + std::strerror(err));
+  }
+  sync_dir(dir_);
+}
+
+void journal_store::open_and_check() {
+  namespace fs = std::filesystem;
+  const std::string wal = path_ + "-wal";
+  uintmax_t main_size = 0, wal_size = 0;
+  const bool main_there = file_size(path_, main_size);
+  const bool wal_there = file_size(wal, wal_size);
+  wal_found_ = wal_there;
+  if (!main_there && wal_there && wal_size > 0)
+    throw std::runtime_error(path_ + ": missing, but its write-ahead log " + wal +
+                             " is there: the journal's main file was deleted or moved away "
+                             "alone; put it back, or " + recovery_advice(dir_));
+  // This version creates journal.sqlite whole and checkpoints into it at
+  // every open, so it is never empty; an older one could leave it empty
+  // with everything in the log (killed before its first checkpoint), which
+  // the session mark below tells apart.
+  const bool main_empty = main_there && main_size == 0;
+  const std::string emptied =
+      path_ + ": the journal is empty (0 bytes), which proofline never leaves it: it was "
+              "truncated or replaced, and the jobs it held are lost; " +
+      recovery_advice(dir_);
+  if (main_empty && (!wal_there || wal_size == 0)) throw std::runtime_error(emptied);
+  if (wal_there) {
+    if (auto problem = wal_problem(wal); !problem.empty())
+      throw std::runtime_error(wal + ": the journal's write-ahead log is damaged: " + problem +
+                               "; SQLite would drop the writes after that point without a "
+                               "word; " +
+                               recovery_advice(dir_));
+  }
+  if (!main_there) create();
+  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK)
     fail("cannot open the journal");
   sqlite3_busy_timeout(db_, 5000);
+  // A journal refused below is closed as found: no checkpoint on close folds
+  // its log into journal.sqlite and removes it. close() turns this back on.
+  sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, nullptr);
   // The first statement that reads the file finds out whether it is SQLite.
   exec("PRAGMA journal_mode=WAL");
   exec("PRAGMA synchronous=FULL");
   {
-    statement check(db_, "PRAGMA quick_check");
+    statement check(db_, "PRAGMA integrity_check");
     if (!check || sqlite3_step(check.get()) != SQLITE_ROW) fail("cannot check the journal");
     auto verdict = column_text(check.get(), 0);
-    if (verdict != "ok") fail("the journal is damaged (" + verdict + ")");
+    if (verdict != "ok")
+      throw std::runtime_error(path_ + ": the journal is damaged (SQLite's integrity check: " +
+                               verdict + "); " + recovery_advice(dir_));
+  }
+  if (main_empty) {
+    // SQLite reads the pages missing from an empty main file as zeros: an
+    // empty database it would take for a new one. Only a journal of an
+    // older version, all of it still in the log, has its tables without a
+    // session mark.
+    statement get(db_, "SELECT value FROM meta WHERE key = 'session'");
+    if (!get || sqlite3_step(get.get()) != SQLITE_DONE) throw std::runtime_error(emptied);
   }
   exec("BEGIN IMMEDIATE");
   exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
@@ -86,9 +298,12 @@ void journal_store::open_and_check() {
     int rc = sqlite3_step(get.get());
     if (rc == SQLITE_ROW) {
       auto format = column_text(get.get(), 0);
-      if (format != journal_format)
+      if (format == journal_format_1) {
+        exec("UPDATE meta SET value = 'proofline-journal 2' WHERE key = 'format'");
+      } else if (format != journal_format) {
         fail("a journal of format \"" + format + "\", this proofline reads \"" + journal_format +
-             "\"");
+             "\" and \"" + journal_format_1 + "\"");
+      }
     } else if (rc == SQLITE_DONE) {
       statement put(db_, "INSERT INTO meta(key, value) VALUES('format', ?1)");
       if (!put) fail("cannot write the journal's format");
@@ -98,10 +313,68 @@ void journal_store::open_and_check() {
       fail("cannot read the journal's format");
     }
   }
+  {
+    statement get(db_, "SELECT value FROM meta WHERE key = 'session'");
+    if (!get) fail("cannot read the journal's session");
+    if (sqlite3_step(get.get()) == SQLITE_ROW && column_text(get.get(), 0) == "open" &&
+        !wal_there) {
+      sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw std::runtime_error(
+          path_ + ": the journal was in use by a serve that did not stop cleanly, and its "
+                  "write-ahead log " +
+          wal +
+          " is missing (a copy of journal.sqlite alone, the log deleted, or the journal opened "
+          "by another SQLite program, which folds the log in and removes it): the writes since "
+          "its last checkpoint may be lost. Put the log back beside it; or, to go on from "
+          "journal.sqlite as it is (it holds every job accepted until the log went missing, "
+          "each being checkpointed into it when accepted; partitions and completions recorded "
+          "in the log only are proved again), run "
+          "sqlite3 " +
+          path_ + " \"UPDATE meta SET value = 'closed' WHERE key = 'session'\"; or " +
+          recovery_advice(dir_));
+    }
+  }
   exec("COMMIT");
+  // From here on this process has the journal; what an earlier one left in
+  // the log moves into journal.sqlite.
+  set_session("open");
+  if (!checkpoint("TRUNCATE")) fail("cannot checkpoint the journal");
+  opened_ = true;
 }
 
-journal_store::~journal_store() { sqlite3_close(db_); }
+void journal_store::set_session(const char* value) {
+  statement put(db_, "INSERT OR REPLACE INTO meta(key, value) VALUES('session', ?1)");
+  if (!put) fail("cannot mark the journal's session");
+  bind_text(put.get(), 1, value);
+  if (sqlite3_step(put.get()) != SQLITE_DONE) fail("cannot mark the journal's session");
+}
+
+bool journal_store::checkpoint(const char* mode) {
+  int log = 0, copied = 0;
+  const int how = std::string(mode) == "TRUNCATE" ? SQLITE_CHECKPOINT_TRUNCATE
+                                                  : SQLITE_CHECKPOINT_PASSIVE;
+  if (sqlite3_wal_checkpoint_v2(db_, nullptr, how, &log, &copied) != SQLITE_OK) return false;
+  return log == copied || how == SQLITE_CHECKPOINT_TRUNCATE;
+}
+
+void journal_store::close() {
+  if (!db_) return;
+  try {
+    if (!checkpoint("TRUNCATE")) fail("cannot checkpoint the journal");
+    set_session("closed");
+    if (!checkpoint("TRUNCATE")) fail("cannot checkpoint the journal");
+    // Everything is in journal.sqlite now: SQLite may remove the empty log.
+    sqlite3_db_config(db_, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, nullptr);
+  } catch (const std::exception& e) {
+    spdlog::error("journal: {}; the next start reads journal.sqlite-wal as after a crash",
+                  e.what());
+  }
+  sqlite3_close(db_);
+  db_ = nullptr;
+}
+
+journal_store::~journal_store() { close(); }
+
 
 void journal_store::exec(const char* sql) const {
   char* msg = nullptr;
@@ -109,15 +382,16 @@ void journal_store::exec(const char* sql) const {
   std::string text = msg ? msg : sqlite3_errmsg(db_);
   sqlite3_free(msg);
   sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  throw std::runtime_error(path_ + ": " + text +
-                           " (not a proofline journal, or damaged: move it away to start with "
-                           "an empty journal)");
+  throw std::runtime_error(path_ + ": " + text + " (not a proofline journal, or damaged; " +
+                           recovery_advice(dir_) + ")");
 }
 
 void journal_store::fail(const std::string& what) const {
   std::string why = db_ ? sqlite3_errmsg(db_) : "out of memory";
   if (db_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  throw std::runtime_error(path_ + ": " + what + ": " + why);
+  // While opening, a failure refuses the journal: say how to go on.
+  throw std::runtime_error(path_ + ": " + what + ": " + why +
+                           (opened_ ? std::string() : "; " + recovery_advice(dir_)));
 }
 
 std::vector<int64_t> journal_store::add_jobs(const std::vector<job_spec>& specs) {
@@ -135,12 +409,20 @@ std::vector<int64_t> journal_store::add_jobs(const std::vector<job_spec>& specs)
       bind_text(put.get(), 3, s.out);
       sqlite3_bind_int(put.get(), 4, s.single ? 1 : 0);
       sqlite3_bind_int(put.get(), 5, static_cast<int>(s.prio));
-      bind_text(put.get(), 6, nlohmann::json(s.witnesses).dump());
+      auto witnesses = nlohmann::json::array();
+      for (const auto& w : s.witnesses) witnesses.push_back(stored(w, dir_));
+      bind_text(put.get(), 6, witnesses.dump());
       if (sqlite3_step(put.get()) != SQLITE_DONE) fail("cannot record job \"" + s.id + "\"");
       jids.push_back(sqlite3_last_insert_rowid(db_));
     }
   }
   exec("COMMIT");
+  // Accepted jobs reach journal.sqlite itself before the submission is
+  // acknowledged: no damage to the log can lose them.
+  if (!checkpoint("PASSIVE"))
+    spdlog::warn("journal: {}: cannot checkpoint the jobs just recorded ({}); they are safe in "
+                 "the write-ahead log",
+                 path_, sqlite3_errmsg(db_));
   return jids;
 }
 
@@ -182,8 +464,9 @@ std::vector<journaled_job> journal_store::pending() const {
     auto w = nlohmann::json::parse(column_text(jobs.get(), 6), nullptr, /*allow_exceptions=*/false);
     if (!w.is_array()) fail("job \"" + j.spec.id + "\": its witness list is not a JSON array");
     for (const auto& x : w) {
-      if (!x.is_string()) fail("job \"" + j.spec.id + "\": a witness path is not a string");
-      j.spec.witnesses.push_back(x.get<std::string>());
+      auto path = resolved(x, dir_);
+      if (!path) fail("job \"" + j.spec.id + "\": a witness is neither a path nor {\"in_state\": path}");
+      j.spec.witnesses.push_back(std::move(*path));
     }
     out.push_back(std::move(j));
   }

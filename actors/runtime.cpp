@@ -123,6 +123,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   jrc.footprint = cfg_.footprint;
   jrc.journal = cfg_.journal;
   jrc.keep_finished = cfg_.keep_finished;
+  jrc.keep_finished_bytes = cfg_.keep_finished_bytes;
   // Non-blocking: a backend only notes the count.
   jrc.partitions_queued = [backends](const zk::groth16::key_ptr& key, std::size_t n) {
     for (const auto& b : backends) b->expect_partitions(key, n);

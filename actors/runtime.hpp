@@ -54,6 +54,8 @@ struct runtime_config {
   bool keep_keys = false;
   /// Completed jobs the registry still answers for (serve); 0: all (run).
   std::size_t keep_finished = 0;
+  /// The bytes their records may hold (serve); 0: no limit (run).
+  std::size_t keep_finished_bytes = 0;
   /// A key file's identity (actors/key_cache.hpp); empty: stat() (tests replace it).
   std::function<std::optional<file_identity>(const std::string&)> identify;
   std::function<void(const grant_event&)> on_grant;  ///< optional observer

@@ -93,7 +93,9 @@ json metrics_json(const cluster_metrics& m) {
                          {"leased", n.leased},
                          {"proved", n.proved},
                          {"failed", n.failed},
-                         {"requeued", n.requeued}});
+                         {"requeued", n.requeued},
+                         {"bad_proofs", n.bad_proofs},
+                         {"out_of_service", n.out_of_service}});
   json keys = json::array();
   for (const auto& k : m.keys)
     keys.push_back(json{{"path", k.path},
@@ -150,7 +152,9 @@ void print_metrics(std::ostream& out, const cluster_metrics& m) {
   for (const auto& n : m.nodes) {
     out << "  " << n.id << " " << n.info.name << ": " << n.info.slots << " slot(s), "
         << n.leased << " leased, " << n.proved << " proved, " << n.failed << " failed, "
-        << n.requeued << " taken back; " << memory::format_bytes(n.info.memory_budget);
+        << n.requeued << " taken back, " << n.bad_proofs << " bad proof(s)"
+        << (n.out_of_service ? " (out of service)" : "") << "; "
+        << memory::format_bytes(n.info.memory_budget);
     for (const auto& b : n.info.backends) out << "; " << b;
     out << "\n";
   }

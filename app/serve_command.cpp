@@ -25,6 +25,7 @@
 #include "actors/control.hpp"
 #include "actors/journal.hpp"
 #include "actors/node_agent.hpp"
+#include "actors/proof_check.hpp"
 #include "actors/prover_ops.hpp"
 #include "zk/groth16/synthesis_model.hpp"
 #include "actors/runtime.hpp"
@@ -39,10 +40,6 @@
 #include "memory/estimate.hpp"
 #include "memory/size.hpp"
 #include "net/basp_guard.hpp"
-#include "zk/curves.hpp"
-#include "zk/formats/proof_json.hpp"
-#include "zk/groth16/verifier.hpp"
-#include "zk/groth16/verifying_key.hpp"
 
 namespace proofline::app {
 
@@ -74,7 +71,11 @@ const char* const serve_footer = R"(ROLES:
   that disconnects (its connection drops, or its heartbeats stop for
   --peer-timeout) has its partitions queued again; a node sends proofs back
   as text and only the coordinator writes outputs, ignoring a result for a
-  partition it took back or already has.
+  partition it took back or already has. The coordinator checks every
+  node's proof by pairing first (whatever --no-verify says, which concerns
+  its own proofs): one that fails is not written, its partition is proved
+  again on another node or locally, and a node with 3 bad proofs gets no
+  more work until it joins again (`proofline metrics` shows bad proofs).
 
 PATHS AND STORAGE:
   Clients send the job file's text and its absolute path; the server resolves
@@ -109,9 +110,12 @@ STATE:
   a crash or kill, `serve --state DIR` again re-queues every job that had not
   finished; partitions whose proof and public files exist and verify against
   the key are not proved again. Inline witnesses are spooled under DIR/spool
-  so they survive too. A journal that cannot be read stops serve (exit 2)
-  with the file and the problem. Without --state a stopped daemon forgets its
-  queue.
+  so they survive too (stored relative to DIR, so DIR may be moved). A
+  journal that cannot be read or is damaged, or whose write-ahead log
+  (DIR/journal.sqlite-wal) is damaged or missing after a crash, stops serve
+  (exit 2) naming the file, the problem and how to go on. After a clean stop
+  DIR/journal.sqlite alone is the whole journal: back it up then (see
+  docs/RELIABILITY.md). Without --state a stopped daemon forgets its queue.
 
 HEARTBEATS: every proofline process sends a BASP heartbeat every 500 ms; a
   peer silent for --peer-timeout seconds is dropped (its work is re-queued).
@@ -135,49 +139,6 @@ sigset_t block_stop_signals() {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
-}
-
-/// Why a finished partition's proof and public files do not verify against
-/// `key`; empty when they do (serve --state, after a restart).
-std::string check_proof_files(const zk::groth16::key_ptr& key, const std::string& proof_file,
-                              const std::string& public_file) {
-  try {
-    return zk::visit_curve(key->info.curve, [&](auto curve) -> std::string {
-      using C = decltype(curve);
-      const auto proof = zk::formats::read_proof<C>(proof_file, /*check_curve=*/false);
-      const auto pub = zk::formats::read_public<C>(public_file);
-      if (pub.size() != key->info.n_public)
-        return public_file + ": " + std::to_string(pub.size()) + " public signals, the key has " +
-               std::to_string(key->info.n_public);
-      const auto& k = zk::groth16::typed<C>(*key);
-      std::optional<zk::groth16::prepared_key<C>> own;
-      const zk::groth16::prepared_key<C>* vk = nullptr;
-      if (k.verifier) {
-        vk = static_cast<const zk::groth16::prepared_key<C>*>(k.verifier.get());
-      } else {
-        own.emplace(zk::groth16::prepare<C>(zk::groth16::verifying_key_of(k)));
-        vk = &*own;
-      }
-      auto v = zk::groth16::verify<C>(*vk, proof, pub.data(), pub.size());
-      return v.ok ? std::string() : proof_file + ": " + v.reason;
-    });
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-}
-
-/// Removes spool directories of earlier runs (DIR/spool/<pid>) that no
-/// journaled job names a witness in.
-void remove_stale_spools(const fs::path& root, const std::vector<journaled_job>& jobs) {
-  std::error_code ec;
-  for (fs::directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string dir = it->path().string() + "/";
-    bool used = false;
-    for (const auto& j : jobs)
-      for (const auto& w : j.spec.witnesses) used |= w.compare(0, dir.size(), dir) == 0;
-    std::error_code rm;
-    if (!used) fs::remove_all(it->path(), rm);
-  }
 }
 
 /// The drain after stop signal `sig`: the registry starts no partition and
@@ -270,6 +231,12 @@ void add_serve_command(cli& c) {
       ->type_name("N")
       ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}))
       ->capture_default_str();
+  s.add_option("--keep-finished-bytes", opts->keep_finished_bytes,
+               "The most memory the records of those completed jobs may hold (estimated from "
+               "their partitions and paths); the oldest are forgotten first, the newest is "
+               "always kept; 0: no limit")
+      ->check(size_validator())
+      ->capture_default_str();
   s.add_option("--max-inline", opts->max_inline,
                "Refuse a submission whose inline witnesses (submit --inline) total more than "
                "this")
@@ -361,7 +328,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
                               : (fs::temp_directory_path() /
                                  ("proofline-spool-" + std::to_string(getpid())))
                                     .string();
-  if (store && o.spool.empty()) remove_stale_spools(fs::path(o.state) / "spool", journaled);
+  if (store && o.spool.empty()) remove_stale_spools(*store, journaled);
   {
     std::error_code ec;
     fs::create_directories(spool, ec);
@@ -399,6 +366,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   role.pinned_pool = true;  // pinned once at start (no local proving: no pool)
   role.keep_keys = true;    // a daemon keeps keys warm across submissions
   role.keep_finished = o.keep_finished;
+  role.keep_finished_bytes = *memory::parse_size(o.keep_finished_bytes);  // checked by the CLI
   role.local_proving = !o.no_local_proving;
   engine::runtime_builder builder(o, role);
   const prover_ops& ops = builder.ops();
@@ -495,7 +463,9 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     kc.registry = rt->registry();
     kc.write_file = ops.write_file;
     kc.read_file = net::read_bytes;
-    kc.spool_dir = spool;
+    kc.check_proof = check_proof_text;  // nodes' proofs, whatever --no-verify says here
+    // Recovered jobs' inline witnesses lie in earlier runs' spools under DIR/spool.
+    kc.spool_dir = store && o.spool.empty() ? state_spool_root(*store) : spool;
     kc.clock = rc.clock;
     dispatcher = sys.spawn(cluster_dispatcher, kc);
   }

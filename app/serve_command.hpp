@@ -32,6 +32,7 @@ struct serve_options : runtime_options {
   std::string state;  ///< --state DIR: the job journal; empty: none (a restart loses queued jobs)
   unsigned drain_timeout_s = 30;  ///< --drain-timeout: longest wait for partitions in flight at a stop
   std::size_t keep_finished = 1000;  ///< --keep-finished: completed jobs still answered for
+  std::string keep_finished_bytes = "64M";  ///< --keep-finished-bytes: ... and the bytes they hold
   std::string max_inline = "1G";  ///< most inline witness bytes one submission may carry
 };
 

@@ -40,6 +40,7 @@ std::string runtime_builder::choose() {
   rc.fallback = choice_.fallback;  // retries the GPUs could not prove
   rc.keep_keys = role_.keep_keys;
   rc.keep_finished = role_.keep_finished;
+  rc.keep_finished_bytes = role_.keep_finished_bytes;
   configure_memory(rc, choice_, synthesizers_, role_.pinned_pool && role_.local_proving);
   return {};
 }

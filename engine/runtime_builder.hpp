@@ -34,6 +34,8 @@ struct runtime_role {
   bool keep_keys = false;
   /// Completed jobs the registry still answers for; 0: all (run).
   std::size_t keep_finished = 0;
+  /// ... and the most bytes their records may hold; 0: no bound.
+  uint64_t keep_finished_bytes = 0;
   /// False: a coordinator that proves nothing locally (no synthesizers).
   bool local_proving = true;
 };

@@ -80,6 +80,8 @@ using assign_atom = caf::atom_constant<caf::atom("assign")>;    ///< a lease, to
 using result_atom = caf::atom_constant<caf::atom("result")>;    ///< a node's partition_result
 using attach_atom = caf::atom_constant<caf::atom("attach")>;    ///< wires the control actor
 using rejoin_atom = caf::atom_constant<caf::atom("rejoin")>;    ///< a node agent connects again
+using check_atom = caf::atom_constant<caf::atom("check")>;  ///< a node's proof, to the coordinator's checker
+using hold_atom = caf::atom_constant<caf::atom("hold")>;    ///< a partition held for another node
 // ---- the state journal (serve --state, actors/journal.hpp)
 using record_atom = caf::atom_constant<caf::atom("record")>;      ///< accepted jobs, before the ack
 using complete_atom = caf::atom_constant<caf::atom("complete")>;  ///< a job finished: forget it

@@ -104,6 +104,8 @@ struct node_metrics {
   uint64_t proved = 0;    ///< results accepted
   uint64_t failed = 0;    ///< partitions it reported failed
   uint64_t requeued = 0;  ///< partitions taken back (it left, or its job was cancelled)
+  uint64_t bad_proofs = 0;       ///< proofs it sent that failed the coordinator's check
+  bool out_of_service = false;  ///< sent too many bad proofs: gets no more work
 };
 
 /// A proving key the server keeps loaded (`serve` keeps keys warm across
@@ -202,7 +204,7 @@ typename Inspector::result_type inspect(Inspector& f, partition_result& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, node_metrics& x) {
   return f(caf::meta::type_name("node_metrics"), x.id, x.info, x.credit, x.leased, x.proved,
-           x.failed, x.requeued);
+           x.failed, x.requeued, x.bad_proofs, x.out_of_service);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, warm_key& x) {

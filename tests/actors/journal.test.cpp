@@ -1,8 +1,10 @@
-// The state journal (serve --state): the SQLite store on its own, and the
-// journal actor with the registry under the deterministic scheduler: a
-// submission is answered only once recorded, finished jobs leave the
-// journal, and recovery re-queues journaled jobs without proving again the
-// partitions whose proofs check.
+// The state journal (serve --state): the SQLite store on its own (damage to
+// the files of a journal caught as a crash left them refused, paths under a
+// moved state directory), and the journal actor with the registry under the
+// deterministic scheduler: a submission is answered only once recorded,
+// finished jobs leave the journal, and recovery re-queues journaled jobs
+// without proving again the partitions whose proofs check, and removes
+// their spooled witnesses once they finish.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -45,6 +47,26 @@ std::set<std::string> ids_of(const std::vector<journaled_job>& jobs) {
   for (const auto& j : jobs) out.insert(j.spec.id);
   return out;
 }
+
+/// The files of a journal as a crash of its process would leave them: the
+/// store `live` stays open while its directory is copied to `to`.
+void copy_as_crashed(const fs::path& from, const fs::path& to) {
+  fs::create_directories(to);
+  for (const char* name : {"journal.sqlite", "journal.sqlite-wal", "journal.sqlite-shm"})
+    if (fs::exists(from / name)) fs::copy_file(from / name, to / name);
+}
+
+/// The message of opening a journal in `dir`; empty when it opens.
+std::string refusal(const fs::path& dir) {
+  try {
+    journal_store store(dir.string());
+    return {};
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+}
+
+void resize(const fs::path& file, uintmax_t size) { fs::resize_file(file, size); }
 
 }  // namespace
 
@@ -90,6 +112,111 @@ TEST_CASE("a journal file that is not SQLite is refused, naming the file") {
     CHECK(what.find((dir.path / "journal.sqlite").string()) != std::string::npos);
     CHECK(what.find("not a database") != std::string::npos);
   }
+}
+
+TEST_CASE("a crashed journal whose files were damaged is refused, naming the file and the way out") {
+  temp_dir dir;
+  const fs::path live = dir.path / "live";
+  journal_store store(live.string());
+  for (int i = 0; i < 5; ++i)
+    store.add_jobs({make_job("j" + std::to_string(i), {"/w/" + std::to_string(i) + ".wtns"})});
+  // Partitions recorded after the last job: frames of the log after its
+  // last checkpoint (every record of jobs is checkpointed).
+  for (int64_t jid = 1; jid <= 4; ++jid) store.mark_done(jid, 0);
+  auto crashed = [&](const std::string& name) {
+    auto to = dir.path / name;
+    copy_as_crashed(live, to);
+    REQUIRE(fs::file_size(to / "journal.sqlite-wal") > 32);
+    return to;
+  };
+  const std::string way_out = "move journal.sqlite, journal.sqlite-wal and journal.sqlite-shm away";
+  SUBCASE("as the crash left it, every job is there") {
+    auto to = crashed("intact");
+    journal_store again(to.string());
+    CHECK(again.pending().size() == 5);
+  }
+  SUBCASE("the write-ahead log deleted") {
+    auto to = crashed("no-wal");
+    fs::remove(to / "journal.sqlite-wal");
+    auto why = refusal(to);
+    CHECK(why.find((to / "journal.sqlite-wal").string() + " is missing") != std::string::npos);
+    CHECK(why.find(way_out) != std::string::npos);
+    CHECK_FALSE(fs::exists(to / "journal.sqlite-wal"));  // as found: refused again next time
+    CHECK(refusal(to) == why);
+  }
+  SUBCASE("the write-ahead log's header corrupted") {
+    auto to = crashed("bad-header");
+    {
+      std::fstream f(to / "journal.sqlite-wal", std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(16);
+      f.write("\x01\x02\x03\x04", 4);  // a salt: the header's checksum no longer matches
+    }
+    auto why = refusal(to);
+    CHECK(why.find((to / "journal.sqlite-wal").string() + ": the journal's write-ahead log is "
+                   "damaged: its header is damaged") == 0);
+    CHECK(why.find(way_out) != std::string::npos);
+  }
+  SUBCASE("the write-ahead log truncated inside a frame") {
+    auto to = crashed("truncated");
+    resize(to / "journal.sqlite-wal", fs::file_size(to / "journal.sqlite-wal") * 15 / 100 + 1);
+    auto why = refusal(to);
+    CHECK(why.find((to / "journal.sqlite-wal").string()) == 0);
+    CHECK(why.find("truncated") != std::string::npos);
+  }
+  SUBCASE("a frame of the write-ahead log damaged, with frames after it") {
+    auto to = crashed("bad-frame");
+    std::string bytes;
+    {
+      std::ifstream in(to / "journal.sqlite-wal", std::ios::binary);
+      bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    REQUIRE(bytes.size() >= 32 + 2 * (24 + 4096));
+    bytes[32 + 24 + 100] ^= 0x40;  // inside the first frame's page
+    std::ofstream(to / "journal.sqlite-wal", std::ios::binary | std::ios::trunc) << bytes;
+    CHECK(refusal(to).find("frame 1 is damaged") != std::string::npos);
+  }
+  SUBCASE("journal.sqlite truncated to 0 bytes") {
+    auto to = crashed("emptied");
+    resize(to / "journal.sqlite", 0);
+    auto why = refusal(to);
+    CHECK(why.find((to / "journal.sqlite").string() + ": ") == 0);
+    CHECK(why.find(way_out) != std::string::npos);
+  }
+}
+
+TEST_CASE("after a clean close journal.sqlite alone is the whole journal") {
+  temp_dir dir;
+  {
+    journal_store store((dir.path / "a").string());
+    store.add_jobs({make_job("a", {"/w/a.wtns"}), make_job("b", {"/w/b.wtns"})});
+    store.mark_done(1, 0);
+  }
+  CHECK_FALSE(fs::exists(dir.path / "a" / "journal.sqlite-wal"));
+  fs::create_directories(dir.path / "b");
+  fs::copy_file(dir.path / "a" / "journal.sqlite", dir.path / "b" / "journal.sqlite");
+  journal_store copy((dir.path / "b").string());
+  auto jobs = copy.pending();
+  CHECK(ids_of(jobs) == std::set<std::string>{"a", "b"});
+  CHECK(jobs.at(0).done == std::vector<uint32_t>{0});
+}
+
+TEST_CASE("witnesses spooled under the state directory are found where the directory moved") {
+  temp_dir dir;
+  const fs::path first = dir.path / "state";
+  fs::create_directories(first / "spool/7/submission-1");
+  const std::string canonical = fs::canonical(first).string();
+  {
+    journal_store store(first.string());
+    store.add_jobs({make_job("in", {canonical + "/spool/7/submission-1/1.wtns", "/data/w.wtns"})});
+  }
+  const fs::path moved = dir.path / "elsewhere";
+  fs::rename(first, moved);
+  journal_store store(moved.string());
+  auto jobs = store.pending();
+  REQUIRE(jobs.size() == 1);
+  CHECK(jobs[0].spec.witnesses ==
+        std::vector<std::string>{fs::canonical(moved).string() + "/spool/7/submission-1/1.wtns",
+                                 "/data/w.wtns"});
 }
 
 TEST_CASE_FIXTURE(det_fixture, "a submission is answered once the journal has it, and leaves it when done") {
@@ -167,6 +294,61 @@ TEST_CASE_FIXTURE(det_fixture,
     CHECK(s.done == s.total);
   }
   self->send_exit(j, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "spooled witnesses of recovered jobs are removed once no unfinished job names "
+                  "them") {
+  temp_dir dir;
+  const fs::path sub = dir.path / "spool/9/submission-1";
+  fs::create_directories(sub);
+  const std::string spool = fs::canonical(sub).string();
+  for (const char* name : {"1.wtns", "2.wtns", "3.wtns", "4.wtns"})
+    std::ofstream(sub / name) << "w";
+  auto store = std::make_shared<journal_store>(dir.path.string());
+  // a and b share 1.wtns (one submission); the second "dup" cannot be
+  // recovered beside the first (the same id), so its 4.wtns stays.
+  store->add_jobs({make_job("a", {spool + "/1.wtns", spool + "/2.wtns"}),
+                   make_job("b", {spool + "/1.wtns"}), make_job("dup", {spool + "/3.wtns"}),
+                   make_job("dup", {spool + "/4.wtns"})});
+  journal_config jc;
+  jc.store = store;
+  auto j = sys.spawn(journal, jc);
+  runtime_config rc;
+  rc.memory_budget = 4 * fake_partition_bytes;
+  rc.journal = j;
+  start(rc);
+  self->send(j, recover_atom::value, rt->registry(), rt->keys());
+  sched.run();
+  self->send(rt->registry(), status_atom::value);
+  sched.run();
+  auto all = fetch<std::vector<job_status>>();
+  REQUIRE(all.size() == 3);
+  for (const auto& st : all) CHECK(st.state == job_state::done);
+  CHECK_FALSE(fs::exists(sub / "1.wtns"));
+  CHECK_FALSE(fs::exists(sub / "2.wtns"));
+  CHECK_FALSE(fs::exists(sub / "3.wtns"));
+  CHECK(fs::exists(sub / "4.wtns"));
+  CHECK(ids_of(store->pending()) == std::set<std::string>{"dup"});
+  self->send_exit(j, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE("spool directories of earlier runs that no journaled job needs are removed") {
+  temp_dir dir;
+  fs::create_directories(dir.path / "spool/1/submission-1");
+  fs::create_directories(dir.path / "spool/2/submission-1");
+  std::ofstream(dir.path / "spool/1/submission-1/1.wtns") << "w";
+  std::ofstream(dir.path / "spool/2/submission-1/1.wtns") << "w";
+  // Named relative to the working directory: the spool is found all the same.
+  const auto cwd = fs::current_path();
+  fs::current_path(dir.path);
+  journal_store store("./");
+  fs::current_path(cwd);
+  journaled_job kept;
+  kept.spec = make_job("k", {store.dir() + "/spool/2/submission-1/1.wtns"});
+  CHECK(remove_stale_spools(store, {kept}) == 1);
+  CHECK_FALSE(fs::exists(dir.path / "spool/1"));
+  CHECK(fs::exists(dir.path / "spool/2/submission-1/1.wtns"));
 }
 
 TEST_CASE("partly written files are removed and finished ones kept") {

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/job_entry.hpp"
 #include "tests/actors/fixture.hpp"
 
 using namespace proofline;
@@ -298,6 +299,51 @@ TEST_CASE_FIXTURE(det_fixture,
   for (int i = 0; i < 4; ++i)
     CHECK(nlohmann::json::parse(world->file("out/k" + std::to_string(i) + "/result.json"))["status"] ==
           "done");
+}
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "a daemon forgets the oldest completed jobs past keep_finished_bytes and keeps "
+                  "the newest whole") {
+  // Failed jobs of thousands of partitions, each with its own witness path
+  // and error: records of hundreds of KiB, which a count of jobs leaves
+  // unbounded in bytes.
+  auto big = [](const std::string& id, int parts) {
+    std::vector<std::string> ws;
+    for (int i = 0; i < parts; ++i)
+      ws.push_back("/data/witnesses/" + id + "/partition-" + std::to_string(i) + ".wtns");
+    return make_job(id, ws, priority::normal, "missing.zkey");
+  };
+  // One such record as the registry holds it once the key failed.
+  auto sample = make_entry(1, big("b0", 2000), 0);
+  for (auto& p : sample.parts)
+    p.error = {"missing.zkey", "missing.zkey: cannot open: No such file or directory"};
+  const std::size_t one = retained_bytes(sample);
+  CHECK(one > 2000 * (sizeof(partition_report) + 40));
+  auto rc = two_partition_budget();
+  rc.keep_finished = 1000;
+  rc.keep_finished_bytes = one * 5 / 2;  // room for two
+  start(rc);
+  auto statuses = [&] {
+    self->send(rt->registry(), status_atom::value);
+    sched.run();
+    std::vector<std::string> ids;
+    for (const auto& s : fetch<std::vector<job_status>>()) ids.push_back(s.id);
+    return ids;
+  };
+  for (int i = 0; i < 4; ++i) {
+    auto seq = submit(big("b" + std::to_string(i), 2000));
+    CHECK(report(seq).state == job_state::failed);
+  }
+  CHECK(statuses() == strings{"b2", "b3"});
+  // A job over the limit on its own is kept while it is the newest...
+  CHECK(report(submit(big("huge", 6000))).state == job_state::failed);
+  CHECK(statuses() == strings{"huge"});
+  // ... and forgotten once another completes.
+  CHECK(report(submit(make_job("small", {"s.wtns"}))).state == job_state::done);
+  CHECK(statuses() == strings{"small"});
+  for (const auto* id : {"b0", "b1", "b2", "b3", "huge"})
+    CHECK(nlohmann::json::parse(world->file(std::string("out/") + id + "/result.json"))["status"] ==
+          "failed");
 }
 
 TEST_CASE_FIXTURE(det_fixture, "a job without witnesses fails with a message naming the job") {

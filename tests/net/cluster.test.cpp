@@ -1,8 +1,10 @@
 // Remote control and clusters at the actor level, under CAF's deterministic
 // scheduler with the fake world of tests/actors: the registry's unique live
 // ids, cancel and watch; the cluster dispatcher's leases (order, a result
-// accepted once, a lost node's partitions queued again, cancel); the
-// control actor before and after it is wired; the path policy.
+// accepted once, a lost node's partitions queued again, cancel, a node's
+// proofs that fail the check never written and proved elsewhere, a node
+// taken out of service); the control actor before and after it is wired;
+// the path policy.
 #include <doctest/doctest.h>
 
 #include <caf/actor_cast.hpp>
@@ -72,8 +74,9 @@ struct cluster_fixture : det_fixture {
     sched.run();
   }
 
-  /// A runtime that proves nothing itself, and a dispatcher over it.
-  void start_coordinator() {
+  /// A runtime that proves nothing itself, and a dispatcher over it whose
+  /// proof check fails every proof text containing "corrupt".
+  void start_coordinator(uint32_t max_bad_proofs = 3) {
     runtime_config rc;
     rc.memory_budget = 1 << 20;
     rc.synthesizers = 0;
@@ -85,6 +88,14 @@ struct cluster_fixture : det_fixture {
     kc.write_file = world->ops().write_file;
     kc.read_file = [](const std::string&) { return std::vector<uint8_t>{1, 2, 3}; };
     kc.spool_dir = "/spool";
+    kc.check_proof = [](const zk::groth16::key_ptr&, const std::string& proof,
+                        const std::string&, const std::string& proof_name, const std::string&) {
+      return proof.find("corrupt") != std::string::npos
+                 ? proof_name + ": the pairing equation does not hold"
+                 : std::string();
+    };
+    kc.detach = false;
+    kc.max_bad_proofs = max_bad_proofs;
     dispatcher = sys.spawn(cluster_dispatcher, kc);
     sched.run();
   }
@@ -121,6 +132,21 @@ struct cluster_fixture : det_fixture {
     r.proof_json = "proof " + rp.job_id + " " + std::to_string(rp.index);
     r.public_json = "public " + std::to_string(rp.index);
     return r;
+  }
+
+  partition_result corrupt_for(uint64_t node, const remote_partition& rp) {
+    auto r = result_for(node, rp);
+    r.proof_json = "corrupt " + r.proof_json;
+    return r;
+  }
+
+  node_metrics node_named(const std::string& name) {
+    self->send(dispatcher, metrics_atom::value);
+    sched.run();
+    for (auto& n : fetch<std::vector<node_metrics>>())
+      if (n.info.name == name) return n;
+    FAIL("no node " << name);
+    return {};
   }
 
   size_t writes_of(const std::string& path) {
@@ -388,6 +414,127 @@ TEST_CASE_FIXTURE(cluster_fixture, "a lost node's partitions go to another node 
   auto nodes = fetch<std::vector<node_metrics>>();
   REQUIRE(nodes.size() == 1);
   CHECK(nodes[0].info.name == "b");
+}
+
+TEST_CASE_FIXTURE(cluster_fixture,
+                  "a node's proof that fails the check is not written and its partition is "
+                  "proved by another node") {
+  start_coordinator();
+  uint64_t a = 0, b = 0;
+  auto node_a = join(a, "a");
+  auto seq = submit(make_job("j", {"w0.wtns", "w1.wtns", "w2.wtns"}));
+  self->send(node_a, credit_atom::value, a, uint32_t{2});
+  sched.run();
+  auto first = assigns();
+  REQUIRE(indices(first) == std::vector<uint32_t>{0, 1});
+  self->send(node_a, result_atom::value, corrupt_for(a, first[0]));
+  sched.run();
+  CHECK(writes_of("out/j/proof_0.json") == 0);
+  CHECK(writes_of("out/j/public_0.json") == 0);
+  auto m = node_named("a");
+  CHECK(m.bad_proofs == 1);
+  CHECK(m.proved == 0);
+  CHECK_FALSE(m.out_of_service);
+  // Partition 0 is queued again, first in order, but not for node a: a's
+  // credit goes to partition 2 while 0 waits for another node.
+  self->send(node_a, credit_atom::value, a, uint32_t{1});
+  sched.run();
+  auto third = assigns();
+  REQUIRE(indices(third) == std::vector<uint32_t>{2});
+  auto node_b = join(b, "b");
+  self->send(node_b, credit_atom::value, b, uint32_t{2});
+  sched.run();
+  auto retried = assigns();
+  REQUIRE(indices(retried) == std::vector<uint32_t>{0});
+  self->send(node_b, result_atom::value, result_for(b, retried[0]));
+  self->send(node_a, result_atom::value, result_for(a, first[1]));
+  sched.run();
+  for (const auto& rp : assigns()) CHECK(rp.index != 0);
+  // A result for node a's ended lease of partition 0 is ignored.
+  self->send(node_a, result_atom::value, result_for(a, first[0]));
+  sched.run();
+  CHECK(writes_of("out/j/proof_0.json") == 1);
+  CHECK(world->file("out/j/proof_0.json") == "proof j 0");
+  self->send(node_a, result_atom::value, result_for(a, third[0]));
+  auto r = report(seq);
+  CHECK(r.state == job_state::done);
+  for (const auto& p : r.partitions) CHECK(p.verified);
+  CHECK(r.partitions[0].retries == 1);
+  for (int i = 0; i < 3; ++i)
+    CHECK(writes_of("out/j/proof_" + std::to_string(i) + ".json") == 1);
+  CHECK(node_named("b").proved == 1);
+  CHECK(node_named("a").proved == 2);
+}
+
+TEST_CASE_FIXTURE(cluster_fixture,
+                  "a node whose proofs keep failing is taken out of service and its leases go "
+                  "elsewhere") {
+  start_coordinator(/*max_bad_proofs=*/2);
+  uint64_t a = 0, b = 0;
+  auto node_a = join(a, "a");
+  auto seq = submit(make_job("k", {"w0.wtns", "w1.wtns", "w2.wtns"}));
+  self->send(node_a, credit_atom::value, a, uint32_t{3});
+  sched.run();
+  auto held = assigns();
+  REQUIRE(held.size() == 3);
+  self->send(node_a, result_atom::value, corrupt_for(a, held[0]));
+  self->send(node_a, result_atom::value, corrupt_for(a, held[1]));
+  sched.run();
+  // Told to drop the job of the lease it still held.
+  uint64_t told = 0;
+  self->receive([&](cancel_atom, uint64_t s) { told = s; },
+                caf::after(std::chrono::seconds(0)) >> [] {});
+  CHECK(told == seq);
+  auto m = node_named("a");
+  CHECK(m.out_of_service);
+  CHECK(m.bad_proofs == 2);
+  CHECK(m.leased == 0);
+  CHECK(m.requeued == 1);
+  // Its credit is ignored from now on, and so is a result of its old lease.
+  self->send(node_a, credit_atom::value, a, uint32_t{3});
+  self->send(node_a, result_atom::value, result_for(a, held[2]));
+  sched.run();
+  CHECK(assigns().empty());
+  CHECK(writes_of("out/k/proof_2.json") == 0);
+  auto node_b = join(b, "b");
+  self->send(node_b, credit_atom::value, b, uint32_t{4});
+  sched.run();
+  auto again = assigns();
+  REQUIRE(indices(again) == std::vector<uint32_t>{0, 1, 2});
+  for (const auto& rp : again) self->send(node_b, result_atom::value, result_for(b, rp));
+  auto r = report(seq);
+  CHECK(r.state == job_state::done);
+  for (int i = 0; i < 3; ++i)
+    CHECK(writes_of("out/k/proof_" + std::to_string(i) + ".json") == 1);
+  CHECK(world->file("out/k/proof_0.json") == "proof k 0");
+}
+
+TEST_CASE_FIXTURE(cluster_fixture,
+                  "a partition held for another node is queued again after the hold") {
+  start_coordinator();
+  uint64_t a = 0;
+  auto node_a = join(a, "a");
+  auto seq = submit(make_job("h", {"w0.wtns"}));
+  self->send(node_a, credit_atom::value, a, uint32_t{1});
+  sched.run();
+  auto first = assigns();
+  REQUIRE(first.size() == 1);
+  self->send(node_a, result_atom::value, corrupt_for(a, first[0]));
+  sched.run();
+  self->send(node_a, credit_atom::value, a, uint32_t{1});
+  sched.run();
+  CHECK(assigns().empty());  // held: a is the only node with room
+  CHECK(memory().queued == 0);
+  // After the hold it is queued again (where local proving could take it),
+  // pulled again and held again; nothing reaches node a.
+  REQUIRE(sched.has_pending_timeout());
+  sched.advance_time(std::chrono::milliseconds(1000));
+  sched.run();
+  CHECK(assigns().empty());
+  CHECK(writes_of("out/h/proof.json") == 0);
+  self->send(rt->registry(), status_atom::value, seq);
+  sched.run();
+  CHECK(fetch<job_status>().state != job_state::done);
 }
 
 TEST_CASE_FIXTURE(cluster_fixture, "cancelling a job revokes its leases and tells their node") {
