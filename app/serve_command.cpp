@@ -290,6 +290,7 @@ void add_serve_command(cli& c) {
                "Drop a peer whose heartbeats stop for this many seconds")
       ->check(CLI::Range(2u, 3600u))
       ->capture_default_str();
+  net::add_admission_options(s, opts->admission);
   add_runtime_options(s, *opts);
   s.parse_complete_callback([opts, &s] { opts->listen_given = s.count("--listen") > 0; });
 }
@@ -396,6 +397,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   // 2. The actor system and the control actor, published before anything slow.
   sigset_t stop_signals = block_stop_signals();
   net::reload_tls_on_sighup();
+  net::set_admission_limits(o.admission);
   caf::actor_system_config cfg;
   net::configure_network(cfg, tls_opts, std::chrono::seconds(o.peer_timeout_s));
   caf::actor_system sys{cfg};

@@ -29,7 +29,9 @@
 // closes the connection and forgets its routes. configure_network sets
 // middleman.workers to 0, so that messages to actors are decoded inside
 // this call too rather than on CAF's worker threads, where no wrapper could
-// catch them.
+// catch them. A connection whose peer the call adds to the routing table has
+// finished its handshake, which the admission limits (net/admission.hpp)
+// are told.
 #include "net/basp_guard.hpp"
 
 #include <caf/binary_deserializer.hpp>
@@ -41,6 +43,7 @@
 #include <exception>
 #include <string>
 
+#include "net/admission.hpp"
 #include "net/next_definition.hpp"
 
 namespace {
@@ -86,7 +89,12 @@ connection_state instance::handle(execution_unit* ctx, new_data_msg& dm, header&
     // libcaf_io's instance::handle(execution_unit*, new_data_msg&, header&, bool).
     static const auto caf_handle = proofline::net::next_definition<handle_fn>(
         "_ZN3caf2io4basp8instance6handleEPNS_14execution_unitERNS0_12new_data_msgERNS1_6headerEb");
-    return caf_handle(this, ctx, dm, hdr, is_payload);
+    const bool authenticated = static_cast<bool>(tbl().lookup_direct(dm.handle));
+    const connection_state next = caf_handle(this, ctx, dm, hdr, is_payload);
+    // The handshake is done once the peer is in the routing table.
+    if (!authenticated && tbl().lookup_direct(dm.handle))
+      proofline::net::handshake_finished(static_cast<int>(dm.handle.id()));
+    return next;
   } catch (const std::exception& e) {
     spdlog::warn("network: closed connection {}: its message could not be decoded ({})",
                  dm.handle.id(), e.what());

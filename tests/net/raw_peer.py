@@ -21,12 +21,25 @@ reach the port can send without credentials.
       (from SEED, so a failure replays), some of them after a valid BASP
       header prefix.
 
-Each mode then reads until the server closes the connection or 3 s pass.
-Exit status 0 when every connection could be made and written to (a server
-that resets one early is fine), 1 otherwise.
+  raw_peer.py flood HOST PORT COUNT HOLD_S
+      opens COUNT connections that send nothing and holds them HOLD_S
+      seconds, then prints how many the server closed and when:
+      "opened=N refused=N closed=N open=N last_close_s=S" (refused: closed
+      within 1 s of the connect, or never connected; closed: later, the
+      latest after S seconds; open: still open at the end).
+  raw_peer.py slowloris HOST PORT COUNT HOLD_S tls|basp
+      as flood, but each connection sends the start of a handshake that
+      never ends, one byte a second: a TLS record header announcing 16 KiB
+      of ClientHello, or a BASP header.
+
+Each of the modes above flood and slowloris then reads until the server
+closes the connection or 3 s pass. Exit status 0 when every connection could
+be made and written to (a server that resets one early is fine), 1
+otherwise; flood and slowloris exit 0 whatever the server did.
 """
 
 import random
+import selectors
 import socket
 import struct
 import sys
@@ -73,6 +86,77 @@ def header(payload_len):
     return struct.pack(BASP_HEADER, CLIENT_HANDSHAKE, 0, 0, 0, payload_len, BASP_VERSION, 0, 0)
 
 
+def slow_prefix(kind):
+    """The start of a handshake that never ends, sent a byte a second: a TLS
+    record header announcing a 16 KiB handshake message, or a BASP client
+    handshake header."""
+    if kind == "tls":
+        return b"\x16\x03\x01\x40\x00"
+    if kind == "basp":
+        return header(32)
+    return b""
+
+
+def hold_connections(host, port, count, hold, kind):
+    """Opens count connections, holds them, prints what the server did."""
+    prefix = slow_prefix(kind)
+    sel = selectors.DefaultSelector()
+    start = time.time()
+    opened, refused, closed, last_close = 0, 0, 0, 0.0
+    live = {}
+    for _ in range(count):
+        t0 = time.time()
+        try:
+            s = socket.create_connection((host, port), timeout=2)
+        except OSError:
+            refused += 1
+            continue
+        opened += 1
+        s.setblocking(False)
+        live[s] = {"connected": t0, "sent": 0}
+        sel.register(s, selectors.EVENT_READ)
+
+    def gone(s, now):
+        nonlocal refused, closed, last_close
+        if now - live[s]["connected"] < 1.0:
+            refused += 1
+        else:
+            closed += 1
+            last_close = max(last_close, now - live[s]["connected"])
+        sel.unregister(s)
+        s.close()
+        del live[s]
+
+    next_byte = time.time()
+    end = start + hold
+    while live and time.time() < end:
+        for key, _ in sel.select(timeout=0.1):
+            s = key.fileobj
+            try:
+                data = s.recv(65536)
+            except (BlockingIOError, InterruptedError):
+                continue
+            except OSError:
+                data = b""
+            if not data:
+                gone(s, time.time())
+        if prefix and time.time() >= next_byte:
+            next_byte += 1.0
+            for s in list(live):
+                state = live[s]
+                if state["sent"] < len(prefix):
+                    try:
+                        s.send(prefix[state["sent"]:state["sent"] + 1])
+                        state["sent"] += 1
+                    except OSError:
+                        gone(s, time.time())
+    still = len(live)
+    for s in list(live):
+        s.close()
+    print(f"opened={opened} refused={refused} closed={closed} open={still} "
+          f"last_close_s={last_close:.1f}")
+
+
 def main(argv):
     if len(argv) < 4:
         print(__doc__, file=sys.stderr)
@@ -104,6 +188,13 @@ def main(argv):
                 body = header(rng.randint(0, 1 << 20))[: rng.randint(1, 32)] + body
             converse(host, port, body)
         print(f"{count} random bursts sent (seed {seed})")
+    elif mode in ("flood", "slowloris") and len(argv) >= 6:
+        count, hold = int(argv[4]), float(argv[5])
+        kind = argv[6] if mode == "slowloris" and len(argv) > 6 else None
+        if mode == "slowloris" and kind not in ("tls", "basp"):
+            print(__doc__, file=sys.stderr)
+            return 2
+        hold_connections(host, port, count, hold, kind)
     else:
         print(__doc__, file=sys.stderr)
         return 2
