@@ -14,7 +14,9 @@
 //     (everything but a heartbeat) makes CAF dereference a null payload:
 //     32 bytes stop a plain-text listener.
 //  3. The broker allocates and zero-fills whatever payload length a header
-//     announces, up to 4 GiB, before it reads a byte of it.
+//     announces, up to 4 GiB, before it reads a byte of it, whoever sent
+//     it: two 32-byte headers announcing 10^9 bytes each, from peers that
+//     never handshook, took an --insecure listener from 26 MB to 1.98 GB.
 // With mutual TLS (the default) only a holder of a certificate of the
 // cluster's CA reaches the decoder; that holder may still only lose its own
 // connection (docs/CLUSTER.md, Security).
@@ -24,7 +26,11 @@
 // connection to the protocol's decoder. libcaf_io.so calls it through its
 // PLT and the executable comes first in the symbol lookup, so the call
 // lands here. The wrapper checks a header's operation and payload length
-// (2, 3), calls libcaf_io's own function (net/next_definition.hpp), and turns
+// (2, 3): before the connection's BASP handshake is done (its peer is not in
+// the routing table) a payload may hold at most handshake_payload_limit,
+// what a handshake needs; after it, at most the limit set here (a server's:
+// --max-inline + 65 MiB). It calls libcaf_io's own function
+// (net/next_definition.hpp), and turns
 // any exception into `malformed_basp_message` (1); on that state the broker
 // closes the connection and forgets its routes. configure_network sets
 // middleman.workers to 0, so that messages to actors are decoded inside
@@ -55,14 +61,25 @@ using handle_fn = caf::io::basp::connection_state (*)(caf::io::basp::instance*,
 
 std::atomic<uint64_t> payload_limit{UINT32_MAX};
 
-/// Why a BASP header must not reach CAF, or "" when it may. Headers CAF
-/// cannot decode or finds invalid are left to CAF, which refuses them itself.
-std::string refused_header(caf::execution_unit* ctx, const caf::io::new_data_msg& dm) {
+/// The largest payload a peer may announce before its handshake is done: a
+/// server's handshake (node ID, application IDs, the published actor and its
+/// interface) was 632 bytes for proofline's control actor, a client's is 32.
+constexpr uint64_t handshake_payload_limit = 64 << 10;
+
+/// Why a BASP header must not reach CAF, or "" when it may; `authenticated`
+/// says whether the connection's handshake is done. Headers CAF cannot
+/// decode or finds invalid are left to CAF, which refuses them itself.
+std::string refused_header(caf::execution_unit* ctx, const caf::io::new_data_msg& dm,
+                           bool authenticated) {
   caf::io::basp::header hdr;
   caf::binary_deserializer source{ctx, dm.buf};
   if (source(hdr)) return {};
   if (hdr.payload_len == 0 && hdr.operation != caf::io::basp::message_type::heartbeat)
     return "its header announces no payload for an operation that needs one";
+  if (!authenticated && hdr.payload_len > handshake_payload_limit)
+    return "its header announces a payload of " + std::to_string(hdr.payload_len) +
+           " bytes before its handshake, over the " + std::to_string(handshake_payload_limit) +
+           " a handshake may hold";
   const uint64_t limit = payload_limit.load(std::memory_order_relaxed);
   if (hdr.payload_len > limit)
     return "its header announces a payload of " + std::to_string(hdr.payload_len) +
@@ -81,17 +98,17 @@ namespace caf::io::basp {
 connection_state instance::handle(execution_unit* ctx, new_data_msg& dm, header& hdr,
                                   bool is_payload) {
   try {
+    // The handshake is done once the peer is in the routing table.
+    const bool authenticated = static_cast<bool>(tbl().lookup_direct(dm.handle));
     if (!is_payload)
-      if (auto why = refused_header(ctx, dm); !why.empty()) {
+      if (auto why = refused_header(ctx, dm, authenticated); !why.empty()) {
         spdlog::warn("network: closed connection {}: {}", dm.handle.id(), why);
         return malformed_basp_message;
       }
     // libcaf_io's instance::handle(execution_unit*, new_data_msg&, header&, bool).
     static const auto caf_handle = proofline::net::next_definition<handle_fn>(
         "_ZN3caf2io4basp8instance6handleEPNS_14execution_unitERNS0_12new_data_msgERNS1_6headerEb");
-    const bool authenticated = static_cast<bool>(tbl().lookup_direct(dm.handle));
     const connection_state next = caf_handle(this, ctx, dm, hdr, is_payload);
-    // The handshake is done once the peer is in the routing table.
     if (!authenticated && tbl().lookup_direct(dm.handle))
       proofline::net::handshake_finished(static_cast<int>(dm.handle.id()));
     return next;

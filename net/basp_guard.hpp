@@ -1,7 +1,8 @@
 // The process's guard around CAF 0.17.6's BASP decoder (net/basp_guard.cpp):
 // it closes a connection whose message the decoder would throw on, whose
 // header announces no payload for an operation that needs one, or whose
-// header announces a payload over the limit set here.
+// header announces a payload over the limit set here (over 64 KiB, what a
+// handshake needs, before the connection's handshake is done).
 #pragma once
 
 #include <cstdint>
