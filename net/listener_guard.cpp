@@ -10,7 +10,8 @@
 //    EMFILE or ENFILE closes the waiting connection instead of leaving it
 //    to be retried at once, forever.
 //  * caf::io::network::close_socket, with which CAF closes every socket:
-//    the connection stops counting, before its descriptor can be reused.
+//    the connection stops counting, before its descriptor can be reused,
+//    and a payload it was sending in steps (net/basp_guard.cpp) is dropped.
 //  * caf::io::basp::instance::send_heartbeats, which the BASP broker calls
 //    on every heartbeat tick (500 ms): unauthenticated connections past
 //    their deadline are shut down there.
@@ -25,6 +26,7 @@
 #include <string>
 
 #include "net/admission.hpp"
+#include "net/basp_guard.hpp"
 #include "net/next_definition.hpp"
 
 namespace {
@@ -63,6 +65,7 @@ void caf::io::network::close_socket(native_socket fd) {
   // libcaf_io's caf::io::network::close_socket(int).
   static const auto real = next_definition<close_socket_fn>("_ZN3caf2io7network12close_socketEi");
   proofline::net::connection_closed(fd);
+  proofline::net::forget_payload_steps(fd);
   real(fd);
 }
 

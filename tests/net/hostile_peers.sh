@@ -113,4 +113,35 @@ grep -q "before its handshake, over the 65536 a handshake may hold" plain.err ||
 raw plain_handshake_oversize announce 127.0.0.1 "$serve_port" 4294967295 1 1 "$server" handshake
 grep -q "closed=1" raw_plain_handshake_oversize.log || fail "the oversized message was not refused"
 grep -q "over the limit of" plain.err || fail "the --insecure listener did not log the oversized header"
+# After a handshake, a payload under the limit is read as it arrives, in
+# steps of 1 MiB, not allocated whole: two peers announcing 10^9 bytes.
+before=$(rss_mib)
+raw plain_handshake_announce announce 127.0.0.1 "$serve_port" 1000000000 2 2 "$server" handshake
+peak=$(sed -n 's/.*peak_rss_mib=\([0-9-]*\).*/\1/p' raw_plain_handshake_announce.log)
+echo "server RSS: $before MiB before, $peak MiB at most while two handshaken peers announced 10^9 bytes"
+[ "$peak" -lt "$((before + 64))" ] || fail "the --insecure server grew from $before to $peak MiB"
+# A message of several steps still arrives whole: a submission of 1.5 MB (a
+# job file padded with whitespace, and its two witnesses inline).
+mkdir -p big
+cp "$small/circuit.zkey" big/
+job_file big.json big small 2 out/big
+python3 - big.json <<'PY'
+import json, os, shutil, sys
+doc = json.load(open(sys.argv[1]))
+job = doc["jobs"][0]
+job["zkey"] = os.path.abspath("big/circuit.zkey")
+ws = []
+for i, w in enumerate(job["witnesses"]):
+    copy = os.path.abspath(f"big/w{i}.wtns")
+    shutil.copyfile(w, copy)
+    ws.append(copy)
+job["witnesses"] = ws
+with open(sys.argv[1], "w") as f:
+    json.dump(doc, f)
+    f.write(" " * (3 << 19))
+PY
+[ "$(wc -c <big.json)" -gt $((3 << 19)) ] || fail "big.json is not above 1.5 MiB"
+expect_rc 0 big "$proofline" submit --connect "$ep" --insecure --inline big.json
+check result out/big --id big --status done --partitions 2
+verify "$small/verification_key.json" out/big
 echo "PASS: net hostile_peers"
