@@ -31,9 +31,10 @@ reach the port can send without credentials.
   raw_peer.py flood HOST PORT COUNT HOLD_S
       opens COUNT connections that send nothing and holds them HOLD_S
       seconds, then prints how many the server closed and when:
-      "opened=N refused=N closed=N open=N last_close_s=S" (refused: closed
-      within 1 s of the connect, or never connected; closed: later, the
-      latest after S seconds; open: still open at the end).
+      "opened=N refused=N closed=N open=N last_close_s=S" (refused: never
+      connected, closed by the time all were opened, or within 1 s of the
+      connect; closed: later, the latest after S seconds; open: still open
+      at the end).
   raw_peer.py slowloris HOST PORT COUNT HOLD_S tls|basp
       as flood, but each connection sends the start of a handshake that
       never ends, one byte a second: a TLS record header announcing 16 KiB
@@ -181,9 +182,11 @@ def hold_connections(host, port, count, hold, kind):
         live[s] = {"connected": t0, "sent": 0}
         sel.register(s, selectors.EVENT_READ)
 
+    first_pass = True  # EOFs seen right after the connects are refusals, however long those took
+
     def gone(s, now):
         nonlocal refused, closed, last_close
-        if now - live[s]["connected"] < 1.0:
+        if first_pass or now - live[s]["connected"] < 1.0:
             refused += 1
         else:
             closed += 1
@@ -195,7 +198,8 @@ def hold_connections(host, port, count, hold, kind):
     next_byte = time.time()
     end = start + hold
     while live and time.time() < end:
-        for key, _ in sel.select(timeout=0.1):
+        events = sel.select(timeout=0.2 if first_pass else 0.1)
+        for key, _ in events:
             s = key.fileobj
             try:
                 data = s.recv(65536)
@@ -205,6 +209,7 @@ def hold_connections(host, port, count, hold, kind):
                 data = b""
             if not data:
                 gone(s, time.time())
+        first_pass = False
         if prefix and time.time() >= next_byte:
             next_byte += 1.0
             for s in list(live):
