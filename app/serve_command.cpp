@@ -40,6 +40,7 @@
 #include "memory/estimate.hpp"
 #include "memory/size.hpp"
 #include "net/basp_guard.hpp"
+#include "net/tls_context.hpp"
 
 namespace proofline::app {
 
@@ -98,6 +99,8 @@ SECURITY:
   at its first start, and clients and nodes of the same user on this
   machine find them. For other machines see `proofline tls
   --help`; --tls-cert/--tls-key/--tls-ca use certificates of your own PKI.
+  The files are read at the start, and again on SIGHUP: new connections use
+  the new ones once they load, and the ones in use stay when they do not.
   --insecure listens and joins in plain text, unauthenticated. Anyone who
   can reach the port can then submit and cancel jobs and join as a node, and
   CAF 0.17.6's network parser reads their bytes; proofline closes the
@@ -255,6 +258,7 @@ void add_serve_command(cli& c) {
                "Drop a peer whose heartbeats stop for this many seconds")
       ->check(CLI::Range(2u, 3600u))
       ->capture_default_str();
+  net::add_admission_options(s, opts->admission);
   add_runtime_options(s, *opts);
   s.parse_complete_callback([opts, &s] { opts->listen_given = s.count("--listen") > 0; });
 }
@@ -359,6 +363,8 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
 
   // 2. The actor system and the control actor, published before anything slow.
   sigset_t stop_signals = block_stop_signals();
+  net::reload_tls_on_sighup();
+  net::set_admission_limits(o.admission);
   caf::actor_system_config cfg;
   net::configure_network(cfg, tls_opts, std::chrono::seconds(o.peer_timeout_s));
   caf::actor_system sys{cfg};

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/cli.hpp"
+#include "net/admission.hpp"
 #include "net/net_common.hpp"
 
 namespace proofline::app {
@@ -29,6 +30,7 @@ struct serve_options : runtime_options {
   bool no_local_proving = false;         ///< coordinate only
   std::vector<std::string> preload;      ///< keys loaded and prepared at start
   unsigned peer_timeout_s = 10;
+  net::admission_limits admission;  ///< --handshake-timeout, --max-unauthenticated[-per-address]
   std::string state;  ///< --state DIR: the job journal; empty: none (a restart loses queued jobs)
   unsigned drain_timeout_s = 30;  ///< --drain-timeout: longest wait for partitions in flight at a stop
   std::size_t keep_finished = 1000;  ///< --keep-finished: completed jobs still answered for

@@ -10,16 +10,15 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <memory>
 #include <thread>
 
 #include <CLI/CLI.hpp>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
 
 #include "actors/system_setup.hpp"
+#include "net/tls_context.hpp"
 #include "net/tls_credentials.hpp"
 #include "zk/formats/whole_file.hpp"
 
@@ -29,16 +28,6 @@ namespace {
 
 /// Pause between connection attempts.
 constexpr std::chrono::milliseconds retry_pause{200};
-
-/// Refuses to prompt for a passphrase: CAF's module would prompt on the
-/// terminal of a daemon.
-int no_passphrase(char*, int, int, void*) { return 0; }
-
-std::string readable(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return path + ": cannot open: " + std::strerror(errno);
-  return {};
-}
 
 }  // namespace
 
@@ -69,31 +58,10 @@ std::optional<endpoint> parse_endpoint(const std::string& s, std::string& why) {
 
 std::string check_tls(const tls_options& tls) {
   if (!tls.any()) return {};
-  if (tls.cert.empty() || tls.key.empty() || tls.ca.empty())
-    return "TLS needs all of --tls-cert, --tls-key and --tls-ca (mutual authentication)";
-  for (const auto* f : {&tls.cert, &tls.key, &tls.ca})
-    if (auto problem = readable(*f); !problem.empty()) return problem;
-  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_method()), SSL_CTX_free);
-  if (!ctx) return "cannot create an OpenSSL context: " + openssl_error_text();
-  SSL_CTX_set_default_passwd_cb(ctx.get(), no_passphrase);
-  ERR_clear_error();
-  if (SSL_CTX_use_certificate_chain_file(ctx.get(), tls.cert.c_str()) != 1)
-    return tls.cert + ": not a PEM certificate chain (" + openssl_error_text() + ")";
-  {  // the key alone first, so a key of another certificate is named as such
-    std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> alone(SSL_CTX_new(TLS_method()),
-                                                            SSL_CTX_free);
-    SSL_CTX_set_default_passwd_cb(alone.get(), no_passphrase);
-    if (!alone || SSL_CTX_use_PrivateKey_file(alone.get(), tls.key.c_str(), SSL_FILETYPE_PEM) != 1)
-      return tls.key + ": not an unencrypted PEM private key (" + openssl_error_text() + ")";
-  }
-  if (SSL_CTX_use_PrivateKey_file(ctx.get(), tls.key.c_str(), SSL_FILETYPE_PEM) != 1 ||
-      SSL_CTX_check_private_key(ctx.get()) != 1) {
-    ERR_clear_error();
-    return tls.key + ": does not match the certificate " + tls.cert;
-  }
-  if (SSL_CTX_load_verify_locations(ctx.get(), tls.ca.c_str(), nullptr) != 1)
-    return tls.ca + ": not a PEM CA certificate (" + openssl_error_text() + ")";
-  return {};
+  std::string why;
+  SSL_CTX* ctx = make_tls_context(tls, why);
+  SSL_CTX_free(ctx);
+  return ctx ? std::string() : why;
 }
 
 std::string resolve_tls(tls_options& tls, bool create_missing, std::string& created,
@@ -105,7 +73,7 @@ std::string resolve_tls(tls_options& tls, bool create_missing, std::string& crea
   if (files) {
     if (!tls.dir.empty())
       return "--tls-dir and --tls-cert/--tls-key/--tls-ca exclude each other";
-    return check_tls(tls);
+    return install_tls_context(tls);
   }
   std::string dir = tls.dir.empty() ? default_tls_dir() : tls.dir;
   if (dir.empty())
@@ -131,7 +99,7 @@ std::string resolve_tls(tls_options& tls, bool create_missing, std::string& crea
   tls.ca = f.ca;
   tls.cert = f.cert;
   tls.key = f.key;
-  return check_tls(tls);
+  return install_tls_context(tls);
 }
 
 void add_tls_options(CLI::App& app, tls_options& tls, const std::string& insecure_help) {

@@ -61,13 +61,12 @@ struct tls_options {
 };
 
 /// Why the TLS files cannot work (all three are needed, each file must
-/// load, the key must match the certificate); empty when they can. CAF's
-/// OpenSSL module would abort the process on a file it cannot load, so
-/// this runs before any connection.
+/// load, the key must match the certificate); empty when they can.
 std::string check_tls(const tls_options& tls);
 
 /// Settles which credentials `tls` uses: the explicit files, or those of its
-/// credential directory, or none with --insecure; then checks them. A
+/// credential directory, or none with --insecure; then loads them, once, into
+/// the context every TLS link of the process uses (net/tls_context.hpp). A
 /// missing directory is created (a new CA and peer certificate) when
 /// `create_missing` (a server or node), and `created` then names it;
 /// otherwise (a client) it is awaited for `wait_for_dir`, as a server

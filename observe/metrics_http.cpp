@@ -2,11 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <exception>
 
 namespace proofline::observe {
@@ -57,53 +53,6 @@ bool is_loopback_address(const std::string& host) {
   in6_addr v6{};
   if (inet_pton(AF_INET6, host.c_str(), &v6) == 1) return IN6_IS_ADDR_LOOPBACK(&v6);
   return host == "localhost";
-}
-
-namespace {
-
-/// A TCP socket bound to `at` (SO_REUSEADDR), or -1 with the reason in `why`.
-int bound_socket(const metrics_endpoint& at, std::string& why) {
-  bool v6 = at.host.find(':') != std::string::npos;
-  int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) {
-    why = std::strerror(errno);
-    return -1;
-  }
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_storage addr{};
-  socklen_t len = 0;
-  int parsed = 0;
-  if (v6) {
-    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
-    a->sin6_family = AF_INET6;
-    a->sin6_port = htons(at.port);
-    parsed = inet_pton(AF_INET6, at.host.c_str(), &a->sin6_addr);
-    len = sizeof(sockaddr_in6);
-  } else {
-    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
-    a->sin_family = AF_INET;
-    a->sin_port = htons(at.port);
-    parsed = inet_pton(AF_INET, at.host.c_str(), &a->sin_addr);
-    len = sizeof(sockaddr_in);
-  }
-  if (parsed != 1)
-    why = v6 ? "not an IPv6 address" : "not an IPv4 address";
-  else if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0)
-    why = std::strerror(errno);
-  else
-    return fd;
-  ::close(fd);
-  return -1;
-}
-
-}  // namespace
-
-std::string bind_problem(const metrics_endpoint& at) {
-  std::string why;
-  int fd = bound_socket(at, why);
-  if (fd >= 0) ::close(fd);
-  return why;
 }
 
 metrics_answer answer_metrics_request(std::string_view method, std::string_view path,

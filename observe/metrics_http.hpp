@@ -7,10 +7,13 @@
 //   answer_metrics_request              the endpoint's answer to a method and a path
 //   metrics_server                      RAII: bind, serve, stop on destruction
 //
-// HTTP itself (sockets, request parsing, timeouts, the response) is
-// cpp-httplib's (Debian's libcpp-httplib-dev); what each path answers is
-// decided here by answer_metrics_request, a pure function the fuzz target
-// (tests/fuzz) drives. The server knows nothing of actors: a scrape calls a
+// HTTP itself (sockets, request parsing under limits, timeouts, the
+// response) is observe/http_server's; what each path answers is decided here
+// by answer_metrics_request, a pure function the fuzz target (tests/fuzz)
+// drives with the requests the server parses. /healthz is answered by the
+// server's loop at once, /readyz and /metrics each by a worker of its own,
+// so neither slow clients nor a slow scrape delay a probe. The server knows
+// nothing of actors: a scrape calls a
 // provider function (the app's asks the run observer for a snapshot by
 // message, observe/observer.hpp) and sends what it returns. It binds to
 // loopback unless told otherwise: the figures name jobs' hosts and sizes,
@@ -79,14 +82,16 @@ class metrics_server {
  public:
   using provider = metrics_provider;
 
-  /// Binds and starts serving on a thread of its own ("pl.metrics") and a
-  /// pool of two workers started by it. Calls `body` one scrape at a time,
-  /// and `ready` (empty: always ready) on each request.
-  /// Throws std::runtime_error naming the address
-  /// ("metrics 127.0.0.1:9100: Address already in use").
+  /// Binds and starts serving (observe/http_server, with the defaults of
+  /// http_limits: 64 connections, no request body, a head of 8 KiB and 64
+  /// fields that must arrive within 2 s) on three threads named
+  /// "pl.metrics": the server's loop and two workers. Calls `body` for at
+  /// most one scrape and one readiness probe at a time, and `ready` (empty:
+  /// always ready) on each request. Throws std::runtime_error naming the
+  /// address ("metrics 127.0.0.1:9100: Address already in use").
   metrics_server(const metrics_endpoint& at, provider body, readiness ready = {});
-  /// Stops accepting, lets requests in progress finish (a client has at most
-  /// the read timeout, 2 s, to send its request) and closes the socket.
+  /// Stops accepting, closes the connections, waits for a call of `body` in
+  /// progress and closes the socket.
   ~metrics_server();
   metrics_server(const metrics_server&) = delete;
   metrics_server& operator=(const metrics_server&) = delete;
@@ -99,7 +104,7 @@ class metrics_server {
   uint64_t scrapes() const { return scrapes_.load(); }
 
  private:
-  struct impl;  // keeps httplib.h out of this header
+  struct impl;  // keeps the server out of this header
 
   metrics_endpoint at_;
   provider body_;

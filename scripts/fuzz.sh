@@ -72,6 +72,22 @@ printf 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:9100\r\nAccept: text/plain\r\n\
 printf 'HEAD /metrics?x=1 HTTP/1.0\r\n\r\n' >"$seeds/metrics_http/head_query"
 printf 'GET / HTTP/1.1\n\n' >"$seeds/metrics_http/get_root"
 printf 'POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n' >"$seeds/metrics_http/post"
+# The shapes of hostile requests (docs/OBSERVABILITY.md, Limits): a header
+# bomb (more fields than the limit, and a head longer than it), one header
+# line longer than the head may be, a slowloris head that has not ended, a
+# target too long, a body, a chunked body, a version not served.
+{ printf 'GET /metrics HTTP/1.1\r\n'
+  for i in $(seq 200); do printf 'X-Bomb-%d: %s\r\n' "$i" bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb; done
+  printf '\r\n'; } >"$seeds/metrics_http/header_bomb"
+{ printf 'GET /readyz HTTP/1.1\r\nX-Long: '; head -c 9000 /dev/zero | tr '\0' l
+  printf '\r\n\r\n'; } >"$seeds/metrics_http/long_header_line"
+printf 'GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a' >"$seeds/metrics_http/slowloris"
+{ printf 'GET /'; head -c 9000 /dev/zero | tr '\0' a; printf ' HTTP/1.1\r\n\r\n'; } \
+  >"$seeds/metrics_http/long_target"
+printf 'POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello' >"$seeds/metrics_http/body"
+printf 'POST /metrics HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' \
+  >"$seeds/metrics_http/chunked"
+printf '\r\nGET /readyz HTTP/2.0\r\n\r\n' >"$seeds/metrics_http/http2"
 
 # ---- run
 summary=$build/fuzz-summary.txt

@@ -33,7 +33,6 @@ packages=(
   libspdlog-dev           # structured logs
   libssl-dev              # TLS through CAF's OpenSSL module
   libsqlite3-dev          # serve --state: the job journal
-  libcpp-httplib-dev      # the metrics endpoint's HTTP server
   openssl                 # tests: certificates for the TLS network test
   doctest-dev             # tests
   libgmp-dev              # tests: independent oracle for field arithmetic

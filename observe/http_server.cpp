@@ -1,0 +1,460 @@
+// The event loop and the workers of observe/http_server.hpp.
+//
+// Threads: the loop owns the listening socket and every connection (accept,
+// read, parse, write, close, all non-blocking, one poll(2) over them); each
+// worker takes complete requests of its lane from a queue, calls the route
+// and hands the rendered response back to the loop through a queue and a
+// pipe that wakes the loop. Workers never touch a socket, so a client can
+// hold neither a worker nor the loop.
+#include "observe/http_server.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <list>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "memory/process.hpp"
+
+namespace proofline::observe {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+/// Bytes asked of one recv().
+constexpr size_t read_chunk = 4096;
+/// After its response, a connection is read (and the bytes dropped) this
+/// long before it closes, so a client still sending gets the response
+/// rather than a reset.
+constexpr std::chrono::milliseconds linger_time{500};
+/// Connections accepted per turn of the loop.
+constexpr int accepts_per_turn = 64;
+/// How long the listener rests after an accept failed for want of
+/// descriptors (EMFILE, ENFILE), so the loop does not spin on it.
+constexpr std::chrono::milliseconds descriptor_pause{100};
+
+/// Blocks the process-directed signals in the calling thread: SIGINT,
+/// SIGTERM and SIGHUP go to the threads that handle them (app/interrupt,
+/// serve's sigwait, the TLS reload), and a poll() here is never interrupted.
+/// Writes use MSG_NOSIGNAL; SIGPIPE is blocked too.
+void block_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGUSR1, SIGUSR2, SIGALRM, SIGCHLD})
+    sigaddset(&set, s);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+enum class phase {
+  reading,    // the request is arriving
+  waiting,    // complete, queued for or with a worker
+  writing,    // the response is being sent
+  lingering,  // sent; dropping what the client still sends, then closing
+};
+
+struct connection {
+  int fd = -1;
+  uint64_t id = 0;  // matches a worker's answer to its connection
+  phase at = phase::reading;
+  clock::time_point accepted, deadline;
+  std::string in, out;
+  size_t sent = 0;
+};
+
+struct job {
+  uint64_t id;
+  http_request request;
+};
+
+/// A lane's worker: its queue and its thread.
+struct worker_lane {
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::deque<job> queue;  // jobs not yet taken
+  size_t busy = 0;        // jobs taken, not yet answered
+  std::thread thread;
+};
+
+}  // namespace
+
+int bind_tcp_socket(const std::string& host, uint16_t port, std::string& why) {
+  const bool v6 = host.find(':') != std::string::npos;
+  int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) {
+    why = std::strerror(errno);
+    return -1;
+  }
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  sockaddr_storage addr{};
+  socklen_t len = 0;
+  int parsed = 0;
+  if (v6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&addr);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(port);
+    parsed = inet_pton(AF_INET6, host.c_str(), &a->sin6_addr);
+    len = sizeof(sockaddr_in6);
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&addr);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(port);
+    parsed = inet_pton(AF_INET, host.c_str(), &a->sin_addr);
+    len = sizeof(sockaddr_in);
+  }
+  if (parsed != 1)
+    why = v6 ? "not an IPv6 address" : "not an IPv4 address";
+  else if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0)
+    why = std::strerror(errno);
+  else
+    return fd;
+  ::close(fd);
+  return -1;
+}
+
+struct http_server::impl {
+  http_limits limits;
+  routes route;
+  std::string name;
+  int listener = -1;
+  int wake_read = -1, wake_write = -1;
+  std::atomic<bool> stopping{false};
+
+  // The loop's own state.
+  std::list<connection> open;  // oldest first
+  uint64_t next_id = 1;
+  clock::time_point listener_rests_until{};
+
+  // Workers and their answers.
+  worker_lane priority, normal;
+  std::mutex answers_mutex;
+  std::vector<std::pair<uint64_t, std::string>> answers;
+
+  std::atomic<uint64_t> answered{0}, refused{0}, timed_out{0}, evicted{0}, busy{0};
+  std::atomic<int> started{0};  // threads named and with their signals blocked
+  std::thread loop_thread;
+
+  /// Names the calling thread and blocks the signals it leaves to others.
+  void begin_thread() {
+    memory::set_thread_name(name);
+    block_signals();
+    ++started;
+  }
+
+  void wake() {
+    const char byte = 1;
+    [[maybe_unused]] auto n = ::write(wake_write, &byte, 1);  // a full pipe wakes the loop too
+  }
+
+  void close_connection(std::list<connection>::iterator c) {
+    ::close(c->fd);
+    open.erase(c);
+  }
+
+  void respond(connection& c, const http_response& r, bool head_only) {
+    c.out = render_http_response(r, head_only);
+    c.sent = 0;
+    c.in.clear();
+    c.in.shrink_to_fit();
+    c.at = phase::writing;
+    c.deadline = clock::now() + limits.write_timeout;
+  }
+
+  void refuse(connection& c, int status, const std::string& why) {
+    respond(c,
+            {status, "text/plain",
+             "refused: HTTP " + std::to_string(status) + ": " + why + "\n"},
+            false);
+  }
+
+  /// A complete request: answered now, or queued for its lane's worker.
+  void dispatch(connection& c, http_request req) {
+    const http_lane lane = route.lane ? route.lane(req) : http_lane::immediate;
+    if (lane == http_lane::immediate) {
+      const bool head = req.method == "HEAD";
+      respond(c, answer(req), head);
+      return;
+    }
+    worker_lane& w = lane == http_lane::priority ? priority : normal;
+    {
+      std::lock_guard<std::mutex> lock(w.mutex);
+      if (w.queue.size() < limits.max_queued) {
+        w.queue.push_back({c.id, std::move(req)});
+        c.at = phase::waiting;
+        c.in.clear();
+        c.in.shrink_to_fit();
+        w.wake.notify_one();
+        return;
+      }
+    }
+    ++busy;
+    respond(c, {503, "text/plain", "busy: too many requests are waiting; try again\n"},
+            req.method == "HEAD");
+  }
+
+  http_response answer(const http_request& req) {
+    try {
+      if (route.answer) return route.answer(req);
+      return {404, "text/plain", "not found\n"};
+    } catch (const std::exception& e) {
+      return {500, "text/plain", std::string("the answer failed: ") + e.what() + "\n"};
+    } catch (...) {
+      return {500, "text/plain", "the answer failed\n"};
+    }
+  }
+
+  void work(worker_lane& w) {
+    begin_thread();
+    for (;;) {
+      job j;
+      {
+        std::unique_lock<std::mutex> lock(w.mutex);
+        w.wake.wait(lock, [&] { return stopping || !w.queue.empty(); });
+        if (stopping) return;
+        j = std::move(w.queue.front());
+        w.queue.pop_front();
+        ++w.busy;
+      }
+      std::string bytes = render_http_response(answer(j.request), j.request.method == "HEAD");
+      {
+        std::lock_guard<std::mutex> lock(w.mutex);
+        --w.busy;
+      }
+      {
+        std::lock_guard<std::mutex> lock(answers_mutex);
+        answers.emplace_back(j.id, std::move(bytes));
+      }
+      wake();
+    }
+  }
+
+  void take_answers() {
+    std::vector<std::pair<uint64_t, std::string>> done;
+    {
+      std::lock_guard<std::mutex> lock(answers_mutex);
+      done.swap(answers);
+    }
+    for (auto& [id, bytes] : done)
+      for (auto& c : open)
+        if (c.id == id && c.at == phase::waiting) {
+          c.out = std::move(bytes);
+          c.sent = 0;
+          c.at = phase::writing;
+          c.deadline = clock::now() + limits.write_timeout;
+          break;
+        }
+  }
+
+  void accept_new() {
+    for (int i = 0; i < accepts_per_turn; ++i) {
+      int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+          listener_rests_until = clock::now() + descriptor_pause;
+        return;
+      }
+      if (open.size() >= limits.max_connections) {
+        auto oldest = std::find_if(open.begin(), open.end(),
+                                   [](const connection& c) { return c.at == phase::reading; });
+        if (oldest == open.end()) {
+          ::close(fd);  // every slot holds a request being answered
+          ++busy;
+          continue;
+        }
+        ++evicted;
+        close_connection(oldest);
+      }
+      connection c;
+      c.fd = fd;
+      c.id = next_id++;
+      c.accepted = clock::now();
+      c.deadline = c.accepted + limits.request_timeout;
+      open.push_back(std::move(c));
+    }
+  }
+
+  /// Reads what `c` sent; false when it is to be closed.
+  bool read_from(connection& c) {
+    // What the parser may hold before it decides, and the last read's bytes.
+    const size_t cap = limits.max_head_bytes + limits.max_body_bytes + read_chunk;
+    char buf[read_chunk];
+    for (;;) {
+      ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
+      if (n == 0) return false;  // the client closed
+      if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+      if (c.at == phase::lingering) continue;  // dropped
+      if (c.at != phase::reading) return true;  // a second request is not read
+      c.in.append(buf, static_cast<size_t>(n));
+      http_parse p = parse_http_request(c.in, limits);
+      if (p.st == http_parse::state::refused) {
+        ++refused;
+        refuse(c, p.status, p.reason);
+        return true;
+      }
+      if (p.st == http_parse::state::complete) {
+        dispatch(c, std::move(p.request));
+        return true;
+      }
+      if (c.in.size() > cap) {  // cannot happen: the parser refuses before
+        ++refused;
+        refuse(c, 431, "the request is larger than the limits");
+        return true;
+      }
+    }
+  }
+
+  /// Sends what is left of the response; false when `c` is to be closed.
+  bool write_to(connection& c) {
+    while (c.sent < c.out.size()) {
+      ssize_t n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
+      if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+      c.sent += static_cast<size_t>(n);
+    }
+    ++answered;
+    c.out.clear();
+    c.out.shrink_to_fit();
+    ::shutdown(c.fd, SHUT_WR);
+    c.at = phase::lingering;
+    c.deadline = clock::now() + linger_time;
+    return true;
+  }
+
+  void expire(clock::time_point now) {
+    for (auto c = open.begin(); c != open.end();) {
+      auto here = c++;
+      if (here->at == phase::waiting || now < here->deadline) continue;
+      if (here->at == phase::reading) {
+        ++timed_out;
+        refuse(*here, 408,
+               "the request was not complete within " +
+                   std::to_string(limits.request_timeout.count()) + " ms");
+        if (!write_to(*here)) close_connection(here);
+      } else {
+        close_connection(here);  // a slow reader, or the linger is over
+      }
+    }
+  }
+
+  void run() {
+    begin_thread();
+    std::vector<pollfd> fds;
+    std::vector<std::list<connection>::iterator> polled;
+    while (!stopping) {
+      const auto now = clock::now();
+      auto next = now + std::chrono::seconds(1);
+      fds.clear();
+      polled.clear();
+      fds.push_back({wake_read, POLLIN, 0});
+      const bool listening = now >= listener_rests_until;
+      fds.push_back({listening ? listener : -1, POLLIN, 0});
+      if (!listening) next = std::min(next, listener_rests_until);
+      for (auto c = open.begin(); c != open.end(); ++c) {
+        if (c->at != phase::waiting) next = std::min(next, c->deadline);
+        short events = c->at == phase::writing ? POLLOUT : c->at == phase::waiting ? 0 : POLLIN;
+        fds.push_back({c->fd, events, 0});
+        polled.push_back(c);
+      }
+      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - now);
+      const int timeout_ms = static_cast<int>(std::max<long>(wait.count(), 0)) + 1;
+      int ready = ::poll(fds.data(), fds.size(), timeout_ms);
+      if (stopping) break;
+      if (ready < 0 && errno != EINTR)  // out of kernel memory, say: try again
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      if (fds[0].revents & POLLIN) {
+        char buf[256];
+        while (::read(wake_read, buf, sizeof(buf)) > 0) {
+        }
+      }
+      take_answers();
+      for (size_t i = 0; i < polled.size(); ++i) {
+        const short ev = fds[i + 2].revents;
+        if (ev == 0) continue;
+        auto c = polled[i];
+        bool keep = true;
+        if (ev & (POLLIN | POLLHUP | POLLERR)) keep = read_from(*c);
+        if (keep && c->at == phase::writing && (ev & (POLLOUT | POLLERR | POLLHUP)))
+          keep = write_to(*c);
+        else if (keep && c->at == phase::writing)
+          keep = write_to(*c);  // answered at once: try to send now
+        if (!keep) close_connection(c);
+      }
+      expire(clock::now());
+      if (fds[1].revents & POLLIN) accept_new();
+    }
+    for (auto& c : open) ::close(c.fd);
+    open.clear();
+  }
+};
+
+http_server::http_server(int bound_fd, const http_limits& limits, routes r,
+                         const std::string& thread_name)
+    : impl_(std::make_unique<impl>()) {
+  impl_->limits = limits;
+  impl_->route = std::move(r);
+  impl_->name = thread_name;
+  impl_->listener = bound_fd;
+  if (::listen(bound_fd, 64) != 0) {
+    std::string why = std::strerror(errno);
+    ::close(bound_fd);
+    throw std::runtime_error("cannot listen: " + why);
+  }
+  ::fcntl(bound_fd, F_SETFL, ::fcntl(bound_fd, F_GETFL) | O_NONBLOCK);
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (::getsockname(bound_fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port_ = ntohs(addr.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
+                                             : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  int pipe[2];
+  if (::pipe2(pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    std::string why = std::strerror(errno);
+    ::close(bound_fd);
+    throw std::runtime_error("cannot make a pipe: " + why);
+  }
+  impl_->wake_read = pipe[0];
+  impl_->wake_write = pipe[1];
+  impl* self = impl_.get();
+  impl_->priority.thread = std::thread([self] { self->work(self->priority); });
+  impl_->normal.thread = std::thread([self] { self->work(self->normal); });
+  impl_->loop_thread = std::thread([self] { self->run(); });
+  // Returns once every thread has its name and its signal mask, so that
+  // callers (and tests) never see one without.
+  while (impl_->started < 3) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+http_server::~http_server() {
+  impl_->stopping = true;
+  impl_->wake();
+  for (worker_lane* w : {&impl_->priority, &impl_->normal}) {
+    std::lock_guard<std::mutex> lock(w->mutex);
+    w->wake.notify_all();
+  }
+  impl_->loop_thread.join();
+  impl_->priority.thread.join();
+  impl_->normal.thread.join();
+  ::close(impl_->listener);
+  ::close(impl_->wake_read);
+  ::close(impl_->wake_write);
+}
+
+http_server::counts http_server::stats() const {
+  return {impl_->answered.load(), impl_->refused.load(), impl_->timed_out.load(),
+          impl_->evicted.load(), impl_->busy.load()};
+}
+
+}  // namespace proofline::observe
