@@ -59,7 +59,7 @@ pack() {
     echo "gpu-bundle.sh: proofline-baseline defines malloc or jemalloc's API; it must not" >&2
     exit 1
   fi
-  cp -f "$root"/examples/* "$stage/examples/"
+  find "$root/examples" -maxdepth 1 -type f -exec cp -f {} "$stage/examples/" \;
   build_info "$root" "$build" > "$stage/build-info.txt"
   echo "gpu-bundle.sh: compressing $(du -sh "$stage" | cut -f1) (xz, a few minutes)..." >&2
   # one stream with a 192 MiB window: a binary's device code is found again

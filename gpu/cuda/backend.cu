@@ -7,8 +7,8 @@
 //   a call that finds another call uploading the same key waits for that key
 //   only) -> the points partitions read now (plain, or the window tables once
 //   built: a snapshot, so a switch happens between partitions) -> NTT tables
-//   of the domain -> scratch sized for the partition -> calibrate the lane's
-//   clock (one event, synchronised while the lane is idle) -> upload
+//   of the domain -> scratch sized for the partition -> the backend's clock
+//   reference for the lane's spans (a new one every 2 s) -> upload
 //   (staged) -> [lock] wait for the previous partition's compute event,
 //   enqueue NTTs, h, MSMs, download, record this lane's compute event
 //   [unlock] -> whether to build the key's tables (key_tables.hpp) -> upload
@@ -25,9 +25,11 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -148,6 +150,18 @@ constexpr const char* span_names[] = {"ntt_a", "ntt_b", "ntt_c", "h", "msm_a",
 enum msm_index : unsigned { msm_a, msm_b1, msm_b2, msm_c, msm_h, msm_count };
 
 /// One prove() in flight.
+/// The device's event clock placed once on the steady clock (an event on the
+/// idle clock stream and the host time around it), shared by every lane of a
+/// backend: a span is the reference's time plus the event time elapsed since
+/// the reference, measured on the device, so spans of two lanes compare
+/// exactly instead of through two host-side calibrations, each off by the
+/// wake-up of a blocking sync (tens to hundreds of microseconds).
+struct clock_ref {
+  event e;
+  double us = 0;     ///< the steady clock at e
+  double taken = 0;  ///< the steady clock when e was taken (its age)
+};
+
 struct lane {
   stream s{stream::high};  ///< partitions come before table builds (build_stream_)
   /// Window reductions (MSM step 6): a long chain of dependent additions on
@@ -160,8 +174,7 @@ struct lane {
   event reduced[msm_count];   ///< on r: MSM k's window sums are complete, its buckets free
   event r_tail;               ///< on r: everything enqueued there so far
   event marks[m_count];
-  event calib;            ///< clock reference, recorded while the lane is idle
-  double calib_us = 0;    ///< steady clock at calib
+  std::shared_ptr<const clock_ref> clock;  ///< the reference its spans are measured from
   event staged[2];        ///< staging half k may be overwritten
   event done;             ///< end of this lane's compute (download included)
   pinned_buffer<unsigned char> staging;
@@ -801,16 +814,39 @@ class cuda_backend final : public backend {
     return (t0 + steady_us()) / 2;
   }
 
-  /// The lane's event clock against the steady clock; the lane must be idle.
-  static void calibrate(lane& l) {
-    double t0 = steady_us();
-    l.calib.record(l.s.get());
-    l.calib.synchronize();
-    double t1 = steady_us();
-    l.calib_us = (t0 + t1) / 2;
+  /// Gives the lane the backend's clock reference, taking a new one when it
+  /// is older than clock_refresh_us (elapsed times are floats: within 2 s
+  /// they resolve a fraction of a microsecond). A new reference continues
+  /// the old one on the device clock, so spans before and after it still
+  /// compare exactly, unless the two clocks drifted apart by more than
+  /// clock_drift_us; then it starts again from the host's time.
+  void calibrate(lane& l) {
+    constexpr double clock_refresh_us = 2e6;
+    constexpr double clock_drift_us = 1000;
+    std::shared_ptr<const clock_ref> ref;
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      ref = clock_;
+    }
+    if (!ref || steady_us() - ref->taken > clock_refresh_us) {
+      auto next = std::make_shared<clock_ref>();
+      const double host = clock_mark(next->e);
+      next->taken = steady_us();
+      next->us = host;
+      if (ref) {
+        const double continued = ref->us + 1000.0 * double(next->e.since(ref->e));
+        if (std::abs(continued - host) < clock_drift_us) next->us = continued;
+      }
+      std::lock_guard<std::mutex> lk(mu_);
+      if (!clock_ || clock_->taken < next->taken) clock_ = next;
+      ref = clock_;
+    }
+    l.clock = std::move(ref);
   }
 
-  static double at_us(const lane& l, const event& e) { return l.calib_us + 1000.0 * double(e.since(l.calib)); }
+  static double at_us(const lane& l, const event& e) {
+    return l.clock->us + 1000.0 * double(e.since(l.clock->e));
+  }
 
   // ---- the partition ---------------------------------------------------------
 
@@ -958,6 +994,7 @@ class cuda_backend final : public backend {
   std::map<const proving_key_base*, std::pair<std::weak_ptr<const proving_key_base>, std::size_t>> hints_;
   std::map<std::pair<zk::curve_id, unsigned>, std::unique_ptr<domain_base>> domains_;
   cudaEvent_t last_compute_ = nullptr;  ///< a lane's `done` event, recorded last
+  std::shared_ptr<const clock_ref> clock_;  ///< the lanes' clock reference (calibrate)
 
   // A sticky error poisoned the context: every later prove() fails at once
   // with the first error's words, without calling CUDA. The device is not
