@@ -104,14 +104,15 @@ gpu() {
   local pl=$carry/bin/proofline bench=$carry/bin/proofline-library-bench lib=$carry/lib/libproofline.so
   local work=${WORK:-/tmp/pl-bench-library} out=${OUT:-$PWD/bench-library-out}
   local jobs=${JOBS64:-64} threads=${THREADS16:-16} runs22=${RUNS22:-10}
+  local la=${LOG_A:-20} lb=${LOG_B:-22} backend=${BACKEND:-cuda}
   export LD_LIBRARY_PATH=$carry/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   mkdir -p "$work" "$out"
   local log=$out/bench-library.log
   : > "$log"
   # 2^20: JOBS64 witnesses, one key.
-  "$pl" setup --dev --curve bn254 --constraints $(((1 << 20) - 2)) --witnesses "$jobs" --seed 20 \
+  "$pl" setup --dev --curve bn254 --constraints $(((1 << la) - 2)) --witnesses "$jobs" --seed 20 \
     --out "$work/k20" --force --log-level warn >> "$log" 2>&1
-  "$pl" setup --dev --curve bn254 --constraints $(((1 << 22) - 2)) --witnesses 2 --seed 22 \
+  "$pl" setup --dev --curve bn254 --constraints $(((1 << lb) - 2)) --witnesses 2 --seed 22 \
     --out "$work/k22" --force --log-level warn >> "$log" 2>&1
   python3 - "$work/k22" > "$work/k22/one.json" <<'PY'
 import json, sys
@@ -119,46 +120,49 @@ d = sys.argv[1]
 print(json.dumps({"jobs": [{"id": "one", "zkey": d + "/circuit.zkey", "witness": d + "/witness_0.wtns",
                             "out": d + "/out-run-one"}]}))
 PY
-  export PROOFLINE_OPTIONS='{"backend": "cuda"}'
+  export PROOFLINE_OPTIONS="{\"backend\": \"$backend\"}"
   # run, then the library, twice each, alternating
   local witness_args=() i
   for ((i = 0; i < jobs; ++i)); do witness_args+=(--witness "$work/k20/witness_$i.wtns"); done
   for pass in 1 2; do
-    "$pl" run "$work/k20/jobs.json" --backend cuda --report "$out/run20_$pass.json" -q >> "$log" 2>&1
+    "$pl" run "$work/k20/jobs.json" --backend "$backend" --report "$out/run20_$pass.json" -q >> "$log" 2>&1
+    cp "$work/k20/out/result.json" "$out/run20_$pass.result.json"
     "$bench" --library "$lib" --zkey "$work/k20/circuit.zkey" "${witness_args[@]}" --threads "$threads" \
       --proofs "$jobs" --warmup 2 --out "$work/k20" > "$out/lib20_$pass.json" 2>> "$log"
   done
   mkdir -p "$work/k20/lib-proofs" && mv "$work"/k20/proof_*.json "$work"/k20/public_*.json "$work/k20/lib-proofs/" 2>/dev/null || true
-  "$pl" run "$work/k22/one.json" --backend cuda --report "$out/run22_one.json" -q >> "$log" 2>&1
+  "$pl" run "$work/k22/one.json" --backend "$backend" --report "$out/run22_one.json" -q >> "$log" 2>&1
+  cp "$work/k22/out-run-one/result.json" "$out/run22_one.result.json"
   mkdir -p "$work/k22/lib-proofs"
   "$bench" --library "$lib" --zkey "$work/k22/circuit.zkey" --witness "$work/k22/witness_0.wtns" \
     --threads 1 --proofs "$runs22" --warmup 2 --out "$work/k22/lib-proofs" > "$out/lib22.json" 2>> "$log"
-  python3 - "$out" <<'PY' | tee "$out/summary.txt"
+  LA=$la LB=$lb python3 - "$out" <<'PY' | tee "$out/summary.txt"
 import json, os, sys
 out = sys.argv[1]
 def load(n): return json.load(open(os.path.join(out, n)))
-def run_rate(r):
+def run_rate(report, result):
     # proofs over the span from the first partition's synthesis to the last proof written:
     # the steady pipeline, without the key read (the library's key is warm)
-    parts = [p for j in r["jobs"] for p in j["partitions"]]
-    t0 = min(p["spans"]["synthesize"]["start"] for p in parts)
-    t1 = max(p["spans"]["finalize"]["end"] for p in parts)
-    return len(parts) / ((t1 - t0) / 1000), r["proofs_per_s"]
+    parts = result["partitions"]
+    t0 = min(p["spans_ms"]["synthesize"][0] for p in parts)
+    t1 = max(p["spans_ms"]["finalize"][1] for p in parts)
+    return len(parts) / ((t1 - t0) / 1000), report["proofs_per_s"]
 for p in (1, 2):
-    r = load(f"run20_{p}.json"); l = json.loads(open(os.path.join(out, f"lib20_{p}.json")).read())
-    steady, whole = run_rate(r)
-    print(f"2^20 pass {p}: run {steady:.2f} proofs/s (first synthesis to last proof; {whole:.2f} over its wall) | "
+    l = load(f"lib20_{p}.json")
+    steady, whole = run_rate(load(f"run20_{p}.json"), load(f"run20_{p}.result.json"))
+    print(f"2^{os.environ.get('LA', '20')} pass {p}: run {steady:.2f} proofs/s (first synthesis to last proof; {whole:.2f} over its wall) | "
           f"library {l['threads']} threads {l['proofs_per_s']:.2f} proofs/s = {l['proofs_per_s'] / steady:.3f} of run; "
           f"latency median {l['latency_ms']['median']:.1f} ms")
-r = load("run22_one.json"); p = r["jobs"][0]["partitions"][0]["spans"]
-synth = p["synthesize"]["end"] - p["synthesize"]["start"]; dev = p["prove"]["end"] - p["prove"]["start"]
-l = json.loads(open(os.path.join(out, "lib22.json")).read())
-print(f"2^22 one call: library median {l['latency_ms']['median']:.1f} ms (p90 {l['latency_ms']['p90']:.1f}); "
+p = load("run22_one.result.json")["partitions"][0]["spans_ms"]
+synth = p["synthesize"][1] - p["synthesize"][0]; dev = p["prove"][1] - p["prove"][0]
+l = load("lib22.json")
+print(f"2^{os.environ.get('LB', '22')} one call: library median {l['latency_ms']['median']:.1f} ms (p90 {l['latency_ms']['p90']:.1f}); "
       f"run's partition synthesize {synth:.1f} + prove {dev:.1f} = {synth + dev:.1f} ms; ratio {l['latency_ms']['median'] / (synth + dev):.3f}")
 PY
   tar -C "$work" -czf "$out/bench-library.tar.gz" k20/verification_key.json k20/lib-proofs k22/verification_key.json \
     k22/lib-proofs k22/out-run-one -C "$out" summary.txt run20_1.json run20_2.json lib20_1.json lib20_2.json \
-    run22_one.json lib22.json bench-library.log
+    run20_1.result.json run20_2.result.json run22_one.json run22_one.result.json lib22.json \
+    bench-library.log
   ls -l "$out/bench-library.tar.gz"
 }
 
