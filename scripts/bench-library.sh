@@ -127,6 +127,9 @@ PY
   for pass in 1 2; do
     "$pl" run "$work/k20/jobs.json" --backend "$backend" --report "$out/run20_$pass.json" -q >> "$log" 2>&1
     cp "$work/k20/out/result.json" "$out/run20_$pass.result.json"
+    # the library uploads from its pinned pool; run does with --pinned-pool
+    "$pl" run "$work/k20/jobs.json" --backend "$backend" --pinned-pool --report "$out/run20p_$pass.json" -q >> "$log" 2>&1
+    cp "$work/k20/out/result.json" "$out/run20p_$pass.result.json"
     "$bench" --library "$lib" --zkey "$work/k20/circuit.zkey" "${witness_args[@]}" --threads "$threads" \
       --proofs "$jobs" --warmup 2 --out "$work/k20" > "$out/lib20_$pass.json" 2>> "$log"
   done
@@ -134,8 +137,11 @@ PY
   "$pl" run "$work/k22/one.json" --backend "$backend" --report "$out/run22_one.json" -q >> "$log" 2>&1
   cp "$work/k22/out-run-one/result.json" "$out/run22_one.result.json"
   mkdir -p "$work/k22/lib-proofs"
-  "$bench" --library "$lib" --zkey "$work/k22/circuit.zkey" --witness "$work/k22/witness_0.wtns" \
-    --threads 1 --proofs "$runs22" --warmup 2 --out "$work/k22/lib-proofs" > "$out/lib22.json" 2>> "$log"
+  # One call at a time, its synthesis and device time from the runtime's own
+  # debug lines (SYNTH_TIMING total_us, GPU_TIMING prove_us) of the same calls.
+  PROOFLINE_OPTIONS="{\"backend\": \"$backend\", \"log\": \"stderr\", \"log-level\": \"debug\"}" \
+    "$bench" --library "$lib" --zkey "$work/k22/circuit.zkey" --witness "$work/k22/witness_0.wtns" \
+    --threads 1 --proofs "$runs22" --warmup 2 --out "$work/k22/lib-proofs" > "$out/lib22.json" 2> "$out/lib22.log"
   LA=$la LB=$lb python3 - "$out" <<'PY' | tee "$out/summary.txt"
 import json, os, sys
 out = sys.argv[1]
@@ -150,19 +156,28 @@ def run_rate(report, result):
 for p in (1, 2):
     l = load(f"lib20_{p}.json")
     steady, whole = run_rate(load(f"run20_{p}.json"), load(f"run20_{p}.result.json"))
-    print(f"2^{os.environ.get('LA', '20')} pass {p}: run {steady:.2f} proofs/s (first synthesis to last proof; {whole:.2f} over its wall) | "
-          f"library {l['threads']} threads {l['proofs_per_s']:.2f} proofs/s = {l['proofs_per_s'] / steady:.3f} of run; "
-          f"latency median {l['latency_ms']['median']:.1f} ms")
+    pin, pin_whole = run_rate(load(f"run20p_{p}.json"), load(f"run20p_{p}.result.json"))
+    print(f"2^{os.environ.get('LA', '20')} pass {p}: run {steady:.2f} proofs/s, --pinned-pool {pin:.2f} "
+          f"(first synthesis to last proof; over the wall {whole:.2f}, {pin_whole:.2f}) | "
+          f"library {l['threads']} threads {l['proofs_per_s']:.2f} proofs/s = {l['proofs_per_s'] / steady:.3f} of run, "
+          f"{l['proofs_per_s'] / pin:.3f} of run --pinned-pool; latency median {l['latency_ms']['median']:.1f} ms")
 p = load("run22_one.result.json")["partitions"][0]["spans_ms"]
 synth = p["synthesize"][1] - p["synthesize"][0]; dev = p["prove"][1] - p["prove"][0]
 l = load("lib22.json")
+import re, statistics
+lines = open(os.path.join(out, "lib22.log")).read().splitlines()
+synth_us = [float(m.group(1)) for m in (re.search(r"SYNTH_TIMING .* total_us=([0-9.]+)", x) for x in lines) if m]
+prove_us = [float(m.group(1)) for m in (re.search(r"GPU_TIMING .* prove_us=([0-9.]+)", x) for x in lines) if m]
+ls, lp = statistics.median(synth_us[2:]) / 1000, statistics.median(prove_us[2:]) / 1000
+print(f"2^{os.environ.get('LB', '22')} one call, its own parts: synthesis {ls:.1f} + device {lp:.1f} = {ls + lp:.1f} ms "
+      f"(medians of {len(synth_us) - 2} calls); the call {l['latency_ms']['median']:.1f} ms = {l['latency_ms']['median'] / (ls + lp):.3f} x")
 print(f"2^{os.environ.get('LB', '22')} one call: library median {l['latency_ms']['median']:.1f} ms (p90 {l['latency_ms']['p90']:.1f}); "
       f"run's partition synthesize {synth:.1f} + prove {dev:.1f} = {synth + dev:.1f} ms; ratio {l['latency_ms']['median'] / (synth + dev):.3f}")
 PY
   tar -C "$work" -czf "$out/bench-library.tar.gz" k20/verification_key.json k20/lib-proofs k22/verification_key.json \
     k22/lib-proofs k22/out-run-one -C "$out" summary.txt run20_1.json run20_2.json lib20_1.json lib20_2.json \
-    run20_1.result.json run20_2.result.json run22_one.json run22_one.result.json lib22.json \
-    bench-library.log
+    run20_1.result.json run20_2.result.json run20p_1.json run20p_2.json run20p_1.result.json \
+    run20p_2.result.json run22_one.json run22_one.result.json lib22.json lib22.log bench-library.log
   ls -l "$out/bench-library.tar.gz"
 }
 
