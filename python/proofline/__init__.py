@@ -88,7 +88,23 @@ def library():
         return _lib
 
 
-class Runtime:
+class _Closes:
+    """close() at the end of a with block, and when garbage-collected."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class Runtime(_Closes):
     """One proving runtime: its backends, memory budget and resident keys.
 
     `options` is a dict of proofline_open's options ({"backend": "cpu"}).
@@ -109,18 +125,6 @@ class Runtime:
             library().proofline_close(self._handle)
             self._handle = ctypes.c_void_p()
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass
-
 
 _shared = None
 
@@ -134,7 +138,7 @@ def _shared_runtime():
         return _shared
 
 
-class Prover:
+class Prover(_Closes):
     """A proving key loaded into a runtime, resident until the Prover goes.
 
     `zkey` is the path of a .zkey or its bytes. With `options`, the Prover
@@ -185,15 +189,3 @@ class Prover:
         if self._key:
             library().proofline_key_release(self._key)
             self._key = ctypes.c_void_p()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:
-            pass

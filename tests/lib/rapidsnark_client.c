@@ -1,5 +1,5 @@
-/* A program written against rapidsnark's documented prover API and nothing
- * else: it proves a witness with a .zkey file the way rapidsnark's own
+/* A program written against rapidsnark's documented prover API (the
+ * declarations of its prover.h) and nothing else: it proves a witness with a .zkey file the way rapidsnark's own
  * `prover` command does and writes proof.json and public.json. The suite
  * builds it against a stand-in librapidsnark.so and runs it, unchanged,
  * against proofline's (tests/lib/abi_swap.sh).
@@ -8,17 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int groth16_public_size_for_zkey_file(const char* zkey_fname, unsigned long long* public_size,
-                                      char* error_msg, unsigned long long error_msg_maxsize);
-void groth16_proof_size(unsigned long long* proof_size);
-int groth16_prover_create_zkey_file(void** prover_object, const char* zkey_file_path,
-                                    char* error_msg, unsigned long long error_msg_maxsize);
-int groth16_prover_prove(void* prover_object, const void* wtns_buffer,
-                         unsigned long long wtns_size, char* proof_buffer,
-                         unsigned long long* proof_size, char* public_buffer,
-                         unsigned long long* public_size, char* error_msg,
-                         unsigned long long error_msg_maxsize);
-void groth16_prover_destroy(void* prover_object);
+#include "proofline/rapidsnark/prover.h"
 
 static char* read_all(const char* path, unsigned long long* size) {
   FILE* f = fopen(path, "rb");
