@@ -24,8 +24,10 @@ class interrupt_watch {
   interrupt_watch& operator=(const interrupt_watch&) = delete;
 
   /// Starts the watcher thread: `on_signal(signo)` runs on it for the first
-  /// signal (at once if one arrived already), never more than once.
-  void start(std::function<void(int)> on_signal);
+  /// signal (at once if one arrived already), never more than once;
+  /// `on_second(signo)`, when given, for the second (else that signal gets
+  /// the default action).
+  void start(std::function<void(int)> on_signal, std::function<void(int)> on_second = {});
 
   /// The first signal received (SIGINT or SIGTERM), or 0.
   int signal() const { return signal_.load(std::memory_order_acquire); }

@@ -18,4 +18,40 @@ std::vector<std::string> split(const std::string& text, char sep) {
   return items;
 }
 
+namespace {
+
+/// The bytes of the control character starting at text[i] (1 or 2), or 0.
+std::size_t control_at(std::string_view text, std::size_t i) {
+  const auto c = static_cast<unsigned char>(text[i]);
+  if (c < 0x20 || c == 0x7f) return 1;
+  if (c == 0xc2 && i + 1 < text.size()) {
+    const auto next = static_cast<unsigned char>(text[i + 1]);
+    if (next >= 0x80 && next <= 0x9f) return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::size_t find_control(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i)
+    if (control_at(text, i)) return i;
+  return std::string_view::npos;
+}
+
+std::string escape_controls(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t n = control_at(text, i);
+    if (n == 0) {
+      out += text[i++];
+      continue;
+    }
+    for (std::size_t k = 0; k < n; ++k, ++i)
+      out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
+  }
+  return out;
+}
+
 }  // namespace proofline::base

@@ -3,7 +3,9 @@
 // more than these); this header keeps fmt out of the files that include it.
 #pragma once
 
+#include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace proofline::base {
@@ -17,5 +19,16 @@ std::string fixed(double v, int decimals = 1);
 /// one after a final separator does not ("0," -> {"0"}) and "" has none, as
 /// std::getline reads a list.
 std::vector<std::string> split(const std::string& text, char sep);
+
+/// Where the first control character of `text` starts (C0: bytes below
+/// 0x20 and 0x7f; C1: U+0080 to U+009F, which UTF-8 writes as 0xc2 0x80-0x9f
+/// and terminals obey as well), or std::string_view::npos when it has none.
+std::size_t find_control(std::string_view text);
+
+/// `text` with every control character (as find_control finds them) written
+/// as \xNN, byte by byte, the rest as is: a string a client chose, safe to
+/// print in a log line or on a terminal (no newline that starts a forged
+/// line, no escape sequence the terminal obeys).
+std::string escape_controls(std::string_view text);
 
 }  // namespace proofline::base

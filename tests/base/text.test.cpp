@@ -45,3 +45,24 @@ TEST_CASE("split reads a list as std::getline does") {
   CHECK(base::split("a,,b", ',') == list{"a", "", "b"});
   CHECK(base::split(" a , b ", ',') == list{" a ", " b "});
 }
+
+TEST_CASE("find_control finds C0, DEL and C1 control characters and nothing else") {
+  CHECK(base::find_control("plain-id_1.2 with spaces") == std::string_view::npos);
+  CHECK(base::find_control("caf\xc3\xa9") == std::string_view::npos);  // é is printable
+  CHECK(base::find_control("ab\ncd") == 2);
+  CHECK(base::find_control("\x1b[2K") == 0);
+  CHECK(base::find_control("x\x7f") == 1);
+  CHECK(base::find_control("id\xc2\x9b" "31m") == 2);  // C1 CSI in UTF-8
+  CHECK(base::find_control("\xc2") == std::string_view::npos);
+}
+
+TEST_CASE("escape_controls writes control characters as \\xNN and keeps the rest") {
+  CHECK(base::escape_controls("job-1") == "job-1");
+  CHECK(base::escape_controls("evil\x1b[2K\n[info] forged") == "evil\\x1b[2K\\x0a[info] forged");
+  CHECK(base::escape_controls("a\tb\x7f") == "a\\x09b\\x7f");
+  CHECK(base::escape_controls("id\xc2\x9b" "31m") == "id\\xc2\\x9b31m");
+  CHECK(base::escape_controls("caf\xc3\xa9") == "caf\xc3\xa9");
+  const std::string escaped = base::escape_controls(std::string("a\0b", 3));
+  CHECK(escaped == "a\\x00b");
+  CHECK(base::find_control(escaped) == std::string_view::npos);
+}

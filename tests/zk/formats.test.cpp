@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -705,6 +706,59 @@ TEST_CASE("JSON readers name the file and the field") {
   expect_error([&] { formats::read_proof<bn254>(pub); }, pub, {"expected a JSON object"});
   const std::string wtns = fixture("bn254/small", "witness_0.wtns");
   expect_error([&] { formats::read_public<bn254>(wtns); }, wtns, {"not valid JSON"});
+}
+
+TEST_CASE("a proof without \"curve\", as rapidsnark writes it, reads; a key without it does not") {
+  const std::string proof_path = fixture("bn254/small", "snarkjs_proof_0.json");
+  auto j = read_json(proof_path);
+  REQUIRE(j.contains("curve"));
+  const auto with_curve = formats::read_proof<bn254>(proof_path);
+  j.erase("curve");
+  const auto without = formats::read_proof<bn254>(formats::json_text{"rapidsnark proof", j.dump()});
+  CHECK(without.a == with_curve.a);
+  CHECK(without.b == with_curve.b);
+  CHECK(without.c == with_curve.c);
+  // A curve that is there must still be the right one.
+  j["curve"] = "bls12381";
+  expect_error([&] { formats::read_proof<bn254>(formats::json_text{"proof", j.dump()}); }, "proof",
+               {"curve is \"bls12381\", expected \"bn128\""});
+  // A verification key names its curve: snarkjs takes the proof's from it.
+  auto vk = read_json(fixture("bn254/small", "verification_key.json"));
+  vk.erase("curve");
+  expect_error(
+      [&] { formats::read_verification_key<bn254>(formats::json_text{"vk", vk.dump()}); }, "vk",
+      {"curve"});
+}
+
+TEST_CASE("JSON bombs are refused by their size, depth or values while they are read") {
+  const std::string dir =
+      (fs::temp_directory_path() / ("pl-json-bombs-" + std::to_string(getpid()))).string();
+  fs::create_directories(dir);
+  const std::string deep = dir + "/deep.json";
+  std::ofstream(deep) << std::string(4'000'000, '[');
+  expect_error([&] { formats::read_verification_key<bn254>(deep); }, deep,
+               {"nested deeper than 6 arrays and objects"});
+  expect_error([&] { formats::read_public<bn254>(deep); }, deep, {"nested deeper than 6"});
+  // Longer than any proof.json: refused by its size, before it is read.
+  expect_error([&] { formats::read_proof<bn254>(deep); }, deep,
+               {"4000000 bytes, more than the 65536"});
+  expect_error([&] { formats::verification_key_curve(deep); }, deep, {"nested deeper than 6"});
+  const std::string huge = dir + "/huge.json";
+  std::ofstream(huge) << "{";
+  fs::resize_file(huge, formats::verification_key_limits.max_bytes + 1);
+  expect_error([&] { formats::read_verification_key<bn254>(huge); }, huge, {"bytes, more than"});
+  // Within the size limit, an IC of more values than any key has.
+  std::string values = R"({"protocol": "groth16", "curve": "bn128", "IC": [)";
+  for (int i = 0; i < (1 << 20); ++i) values += "1,";
+  values += "1]}";
+  expect_error(
+      [&] { formats::read_verification_key<bn254>(formats::json_text{"vk.json", values}); },
+      "vk.json", {"more than 1048576 JSON values"});
+  // Text in memory has the limits of its file.
+  expect_error(
+      [&] { formats::read_proof<bn254>(formats::json_text{"proof.json", std::string(70000, ' ')}); },
+      "proof.json", {"70000 bytes, more than the 65536 a proof.json may hold"});
+  fs::remove_all(dir);
 }
 
 namespace {

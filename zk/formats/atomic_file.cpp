@@ -9,6 +9,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "base/confined.hpp"
+
 namespace proofline::zk::formats {
 
 namespace {
@@ -20,6 +22,7 @@ namespace {
 }  // namespace
 
 void write_file_atomic(const std::string& path, std::string_view contents) {
+  if (const auto* c = base::process_confinement()) return c->write_atomic(path, contents);
   namespace fs = std::filesystem;
   fs::path target(path);
   std::error_code ec;
@@ -60,6 +63,7 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
 }
 
 std::string writable_dir_problem(const std::string& dir) {
+  if (const auto* c = base::process_confinement()) return c->writable_dir_problem(dir);
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::path d = dir.empty() ? fs::path(".") : fs::path(dir);

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/confined.hpp"
+
 namespace proofline::zk::formats::detail {
 
 namespace {
@@ -25,8 +27,17 @@ constexpr uint64_t section_header_bytes = 12;
 input_file::input_file(std::string path) : path_(std::move(path)) {
   // O_NONBLOCK: opening a FIFO must not wait for a writer; the file is
   // refused below unless it is regular, where O_NONBLOCK changes nothing.
-  fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
+  // Under a confinement (serve), the file is opened beneath its allowed root
+  // without following symbolic links, checked now rather than when the job
+  // naming it was accepted.
+  if (const auto* c = base::process_confinement()) {
+    std::string why;
+    fd_ = c->open_file(path_, O_RDONLY | O_NONBLOCK, why);
+    if (fd_ < 0) fail("cannot open: " + why);
+  } else {
+    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd_ < 0) fail(std::string("cannot open: ") + std::strerror(errno));
+  }
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     int err = errno;

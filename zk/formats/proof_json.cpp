@@ -1,13 +1,13 @@
 #include "zk/formats/proof_json.hpp"
 
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <iterator>
 #include <type_traits>
 
 #include "zk/formats/decimal.hpp"
+#include "zk/formats/json_limits.hpp"
 #include "zk/formats/primes.hpp"
 #include "zk/formats/snarkjs_json.hpp"
+#include "zk/formats/whole_file.hpp"
 
 namespace proofline::zk::formats {
 
@@ -16,24 +16,39 @@ namespace {
 // Insertion-ordered, so keys come out in snarkjs's order.
 using json = snarkjs_json;
 
+// What messages call each kind of file past its size limit.
+constexpr const char* vk_kind = "a verification key";
+constexpr const char* proof_kind = "a proof.json";
+constexpr const char* public_kind = "a public.json";
+
 // ---- reading ---------------------------------------------------------------
 
 /// A reader of one JSON file that names the file and the JSON path in errors.
+/// The file is refused by its size before it is read, and parsed within
+/// `limits` (json_limits.hpp), so a bomb costs what the limits allow.
 class json_file {
  public:
-  explicit json_file(std::string path) : path_(std::move(path)) {
-    std::ifstream in(path_, std::ios::binary);
-    if (!in) fail("cannot open");
-    parse(std::string{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
+  json_file(std::string path, const json_limits& limits, const char* kind)
+      : path_(std::move(path)) {
+    // read_whole_file refuses what is not a regular file (a FIFO is never
+    // waited on) and a file over the limit by its size, before reading it.
+    std::string text = read_whole_file(path_, limits.max_bytes);
+    parse(text, limits, kind);
   }
   /// JSON text given in memory, named text.name in errors.
-  explicit json_file(const json_text& text) : path_(text.name) { parse(text.text); }
+  json_file(const json_text& text, const json_limits& limits, const char* kind)
+      : path_(text.name) {
+    parse(text.text, limits, kind);
+  }
 
   const json& root() const { return root_; }
-  void parse(const std::string& text) {
+  void parse(const std::string& text, const json_limits& limits, const char* kind) {
+    if (text.size() > limits.max_bytes) fail(json_size_problem(text.size(), limits.max_bytes, kind));
     try {
-      root_ = json::parse(text);
-    } catch (const json::parse_error& e) {
+      root_ = parse_json_limited<json>(text, limits);
+    } catch (const json_limit_error& e) {
+      fail(e.what());
+    } catch (const json::exception& e) {
       fail(std::string("not valid JSON: ") + e.what());
     }
   }
@@ -47,11 +62,14 @@ class json_file {
     return *it;
   }
 
-  /// Checks "protocol" and "curve" against what C needs.
+  /// Checks "protocol" and "curve" against what C needs. A proof may leave
+  /// "curve" out (rapidsnark writes none; snarkjs takes the curve from the
+  /// verification key), a verification key may not.
   template <class C>
-  void expect_groth16() const {
+  void expect_groth16(bool curve_optional = false) const {
     const json& proto = member("protocol");
     if (proto != "groth16") fail("protocol is " + proto.dump() + ", expected \"groth16\"");
+    if (curve_optional && root_.is_object() && !root_.contains("curve")) return;
     const json& curve = member("curve");
     if (curve != C::snarkjs_name)
       fail("curve is " + curve.dump() + ", expected \"" + C::snarkjs_name + "\"");
@@ -149,7 +167,7 @@ verification_key<C> verification_key_from(const json_file& f) {
 
 template <class C>
 groth16::proof<C> proof_from(const json_file& f, bool check_curve) {
-  f.expect_groth16<C>();
+  f.expect_groth16<C>(/*curve_optional=*/true);
   groth16::proof<C> p;
   p.a = f.point<C, typename C::g1_affine>(f.member("pi_a"), "pi_a", check_curve);
   p.b = f.point<C, typename C::g2_affine>(f.member("pi_b"), "pi_b", check_curve);
@@ -178,27 +196,35 @@ std::vector<typename C::scalar> public_from(const json_file& f) {
 
 template <class C>
 verification_key<C> read_verification_key(const std::string& path) {
-  return verification_key_from<C>(json_file(path));
+  return verification_key_from<C>(json_file(path, verification_key_limits, vk_kind));
 }
 template <class C>
 verification_key<C> read_verification_key(const json_text& text) {
-  return verification_key_from<C>(json_file(text));
+  return verification_key_from<C>(json_file(text, verification_key_limits, vk_kind));
 }
 template <class C>
 groth16::proof<C> read_proof(const std::string& path, bool check_curve) {
-  return proof_from<C>(json_file(path), check_curve);
+  return proof_from<C>(json_file(path, proof_limits, proof_kind), check_curve);
 }
 template <class C>
 groth16::proof<C> read_proof(const json_text& text, bool check_curve) {
-  return proof_from<C>(json_file(text), check_curve);
+  return proof_from<C>(json_file(text, proof_limits, proof_kind), check_curve);
 }
 template <class C>
 std::vector<typename C::scalar> read_public(const std::string& path) {
-  return public_from<C>(json_file(path));
+  return public_from<C>(json_file(path, public_limits, public_kind));
 }
 template <class C>
 std::vector<typename C::scalar> read_public(const json_text& text) {
-  return public_from<C>(json_file(text));
+  return public_from<C>(json_file(text, public_limits, public_kind));
+}
+
+curve_id verification_key_curve(const std::string& path) {
+  json_file f(path, verification_key_limits, vk_kind);
+  const json& curve = f.member("curve");
+  if (curve == bn254::snarkjs_name) return curve_id::bn254;
+  if (curve == bls12_381::snarkjs_name) return curve_id::bls12_381;
+  f.fail("curve is " + curve.dump() + ", expected \"bn128\" (BN254) or \"bls12381\" (BLS12-381)");
 }
 
 #define PL_INSTANTIATE(C)                                                    \

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "zk/curves.hpp"
 #include "zk/formats/error.hpp"
+#include "zk/formats/json_limits.hpp"
 #include "zk/groth16/proof.hpp"
 #include "zk/groth16/verifying_key.hpp"
 
@@ -25,6 +27,17 @@ std::string proof_to_json(const groth16::proof<C>& p);
 /// ["<w1>", ..., "<w_nPublic>"]: the public signals, standard form.
 template <class C>
 std::string public_to_json(const typename C::scalar* values, std::size_t count);
+
+/// What each file may hold (json_limits.hpp), from what real files need;
+/// a file past a limit is refused naming it ("vk.json: nested deeper than 6
+/// arrays and objects"). A verification key as snarkjs writes it takes about
+/// 170 bytes (BN254) to 250 (BLS12-381) and 4 values per IC point, so 64 MiB
+/// and 2^20 values hold keys of some 250,000 public signals; public.json
+/// takes under 130 bytes a signal; proof.json is under 1 KiB.
+inline constexpr json_limits verification_key_limits{uint64_t(64) << 20, max_json_depth,
+                                                     uint64_t(1) << 20};
+inline constexpr json_limits public_limits{uint64_t(32) << 20, max_json_depth, uint64_t(1) << 20};
+inline constexpr json_limits proof_limits{uint64_t(64) << 10, max_json_depth, 256};
 
 /// JSON text in memory, read as a file called `name` would be (messages name `name`).
 struct json_text {
@@ -43,6 +56,10 @@ template <class C>
 verification_key<C> read_verification_key(const std::string& path);
 template <class C>
 verification_key<C> read_verification_key(const json_text& text);
+
+/// The curve verification_key.json names ("curve": "bn128" or "bls12381"),
+/// read within verification_key_limits. Throws format_error naming the file.
+curve_id verification_key_curve(const std::string& path);
 
 /// Reads proof.json with the same checks; with check_curve false, points off
 /// their curve are returned as read (for a verifier that reports them as an
