@@ -67,7 +67,7 @@ const std::string* http_request::header(std::string_view name) const {
   return nullptr;
 }
 
-http_parse parse_http_request(std::string_view bytes, const http_limits& limits) {
+http_parse parse_http_request(std::string_view bytes, const http_limits& limits, bool copy_body) {
   http_parse r;
   auto refuse = [&](int status, std::string why) {
     r.st = http_parse::state::refused;
@@ -158,22 +158,34 @@ http_parse parse_http_request(std::string_view bytes, const http_limits& limits)
   if (body > limits.max_body_bytes)
     return refuse(413, "a body of " + std::string(length) + " bytes; at most " +
                            std::to_string(limits.max_body_bytes) + " are accepted");
-  if (bytes.size() - head < body) return http_parse{};
-  req.body = bytes.substr(head, body);
+  if (bytes.size() - head < body) {
+    http_parse wait;
+    wait.expected = head + body;
+    return wait;
+  }
+  if (copy_body) req.body = bytes.substr(head, body);
   r.st = http_parse::state::complete;
   r.consumed = head + body;
+  r.head_bytes = head;
   return r;
 }
 
 std::string_view http_reason_phrase(int status) {
   switch (status) {
     case 200: return "OK";
+    case 201: return "Created";
+    case 202: return "Accepted";
     case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
     case 404: return "Not Found";
     case 405: return "Method Not Allowed";
     case 408: return "Request Timeout";
+    case 409: return "Conflict";
     case 413: return "Content Too Large";
     case 414: return "URI Too Long";
+    case 422: return "Unprocessable Content";
+    case 429: return "Too Many Requests";
     case 431: return "Request Header Fields Too Large";
     case 500: return "Internal Server Error";
     case 501: return "Not Implemented";
@@ -188,6 +200,7 @@ std::string render_http_response(const http_response& r, bool head_only) {
   out += http_reason_phrase(r.status);
   out += "\r\nContent-Type: " + r.content_type;
   out += "\r\nContent-Length: " + std::to_string(r.body.size());
+  for (const auto& [name, value] : r.headers) out += "\r\n" + name + ": " + value;
   out += "\r\nConnection: close\r\n\r\n";
   if (!head_only) out += r.body;
   return out;

@@ -4,8 +4,14 @@
 // read, parse, write, close, all non-blocking, one poll(2) over them); each
 // worker takes complete requests of its lane from a queue, calls the route
 // and hands the rendered response back to the loop through a queue and a
-// pipe that wakes the loop. Workers never touch a socket, so a client can
-// hold neither a worker nor the loop.
+// pipe that wakes the loop. A deferred answer's reply goes the same way,
+// from whatever thread completes it, through a sink that outlives the server
+// (a reply after the server is gone is dropped). Workers never touch a
+// socket, so a client can hold neither a worker nor the loop.
+//
+// TLS: each connection's SSL object works on its non-blocking socket; a
+// read or write that wants the other direction polls for it. The handshake
+// belongs to the reading phase, so its deadline is the request's.
 #include "observe/http_server.hpp"
 
 #include <arpa/inet.h>
@@ -29,6 +35,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+
 #include "memory/process.hpp"
 
 namespace proofline::observe {
@@ -37,8 +46,13 @@ namespace {
 
 using clock = std::chrono::steady_clock;
 
-/// Bytes asked of one recv().
+/// Bytes asked of one recv() while a request's head is read.
 constexpr size_t read_chunk = 4096;
+/// Bytes asked of one recv() once the head gave the request's size: the
+/// body is read straight into the request's buffer, sized once, and parsed
+/// again only when it is whole (a 32 MiB witness is 32 reads, not 8,192
+/// reads each followed by a parse of everything received).
+constexpr size_t body_chunk = 1 << 20;
 /// After its response, a connection is read (and the bytes dropped) this
 /// long before it closes, so a client still sending gets the response
 /// rather than a reset.
@@ -48,6 +62,8 @@ constexpr int accepts_per_turn = 64;
 /// How long the listener rests after an accept failed for want of
 /// descriptors (EMFILE, ENFILE), so the loop does not spin on it.
 constexpr std::chrono::milliseconds descriptor_pause{100};
+/// How long a stopping server still sends the answers being computed or sent.
+constexpr std::chrono::milliseconds finish_time{2000};
 
 /// Blocks the process-directed signals in the calling thread: SIGINT,
 /// SIGTERM and SIGHUP go to the threads that handle them (app/interrupt,
@@ -70,10 +86,14 @@ enum class phase {
 
 struct connection {
   int fd = -1;
+  SSL* ssl = nullptr;        // TLS: the session on fd
+  bool handshaken = false;   // TLS: the handshake is over
+  bool want_write = false;   // TLS: the last read needs the socket writable
   uint64_t id = 0;  // matches a worker's answer to its connection
   phase at = phase::reading;
   clock::time_point accepted, deadline;
   std::string in, out;
+  size_t expected = 0;  // reading: the request's whole size once its head was parsed
   size_t sent = 0;
 };
 
@@ -89,6 +109,23 @@ struct worker_lane {
   std::deque<job> queue;  // jobs not yet taken
   size_t busy = 0;        // jobs taken, not yet answered
   std::thread thread;
+};
+
+/// Where deferred replies go: the loop's answer queue and its wake pipe,
+/// shared with every reply still out, closed by the server's destructor.
+struct answer_sink {
+  std::mutex mutex;
+  bool open = true;
+  int wake_write = -1;
+  std::vector<std::pair<uint64_t, std::string>> answers;
+
+  void post(uint64_t id, std::string bytes) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!open) return;
+    answers.emplace_back(id, std::move(bytes));
+    const char byte = 1;
+    [[maybe_unused]] auto n = ::write(wake_write, &byte, 1);  // a full pipe wakes the loop too
+  }
 };
 
 }  // namespace
@@ -135,6 +172,10 @@ struct http_server::impl {
   int listener = -1;
   int wake_read = -1, wake_write = -1;
   std::atomic<bool> stopping{false};
+  // Set by the destructor: accept nothing more, and end the loop once every
+  // answer being computed or sent is sent, or at finish_by.
+  std::atomic<bool> finishing{false};
+  clock::time_point finish_by{};
 
   // The loop's own state.
   std::list<connection> open;  // oldest first
@@ -143,10 +184,11 @@ struct http_server::impl {
 
   // Workers and their answers.
   worker_lane priority, normal;
-  std::mutex answers_mutex;
-  std::vector<std::pair<uint64_t, std::string>> answers;
+  std::shared_ptr<answer_sink> sink = std::make_shared<answer_sink>();
+  SSL_CTX* tls = nullptr;
 
-  std::atomic<uint64_t> answered{0}, refused{0}, timed_out{0}, evicted{0}, busy{0};
+  std::atomic<uint64_t> answered{0}, refused{0}, timed_out{0}, evicted{0}, busy{0},
+      handshakes_failed{0};
   std::atomic<int> started{0};  // threads named and with their signals blocked
   std::thread loop_thread;
 
@@ -163,6 +205,10 @@ struct http_server::impl {
   }
 
   void close_connection(std::list<connection>::iterator c) {
+    if (c->ssl) {
+      if (!c->handshaken) ++handshakes_failed;
+      SSL_free(c->ssl);
+    }
     ::close(c->fd);
     open.erase(c);
   }
@@ -177,6 +223,10 @@ struct http_server::impl {
   }
 
   void refuse(connection& c, int status, const std::string& why) {
+    if (route.refusal) {
+      respond(c, route.refusal(status, why), false);
+      return;
+    }
     respond(c,
             {status, "text/plain",
              "refused: HTTP " + std::to_string(status) + ": " + why + "\n"},
@@ -189,6 +239,26 @@ struct http_server::impl {
     if (lane == http_lane::immediate) {
       const bool head = req.method == "HEAD";
       respond(c, answer(req), head);
+      return;
+    }
+    if (lane == http_lane::deferred && route.defer) {
+      const bool head = req.method == "HEAD";
+      c.at = phase::waiting;
+      c.in.clear();
+      c.in.shrink_to_fit();
+      // Answered once: by the reply, or 500 here when defer throws first.
+      auto once = std::make_shared<std::atomic<bool>>(false);
+      http_reply reply = [sink = sink, id = c.id, head, once](http_response r) {
+        if (once->exchange(true)) return;
+        sink->post(id, render_http_response(r, head));
+      };
+      try {
+        route.defer(std::move(req), reply);
+      } catch (const std::exception& e) {
+        reply({500, "text/plain", std::string("the answer failed: ") + e.what() + "\n"});
+      } catch (...) {
+        reply({500, "text/plain", "the answer failed\n"});
+      }
       return;
     }
     worker_lane& w = lane == http_lane::priority ? priority : normal;
@@ -204,6 +274,11 @@ struct http_server::impl {
       }
     }
     ++busy;
+    if (route.refusal) {
+      respond(c, route.refusal(503, "too many requests are waiting; try again"),
+              req.method == "HEAD");
+      return;
+    }
     respond(c, {503, "text/plain", "busy: too many requests are waiting; try again\n"},
             req.method == "HEAD");
   }
@@ -236,19 +311,15 @@ struct http_server::impl {
         std::lock_guard<std::mutex> lock(w.mutex);
         --w.busy;
       }
-      {
-        std::lock_guard<std::mutex> lock(answers_mutex);
-        answers.emplace_back(j.id, std::move(bytes));
-      }
-      wake();
+      sink->post(j.id, std::move(bytes));
     }
   }
 
   void take_answers() {
     std::vector<std::pair<uint64_t, std::string>> done;
     {
-      std::lock_guard<std::mutex> lock(answers_mutex);
-      done.swap(answers);
+      std::lock_guard<std::mutex> lock(sink->mutex);
+      done.swap(sink->answers);
     }
     for (auto& [id, bytes] : done)
       for (auto& c : open)
@@ -282,6 +353,18 @@ struct http_server::impl {
       }
       connection c;
       c.fd = fd;
+      if (tls) {
+        c.ssl = SSL_new(tls);
+        if (!c.ssl || SSL_set_fd(c.ssl, fd) != 1) {
+          if (c.ssl) SSL_free(c.ssl);
+          ERR_clear_error();
+          ::close(fd);
+          ++handshakes_failed;
+          continue;
+        }
+        SSL_set_mode(c.ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+        SSL_set_accept_state(c.ssl);
+      }
       c.id = next_id++;
       c.accepted = clock::now();
       c.deadline = c.accepted + limits.request_timeout;
@@ -289,28 +372,83 @@ struct http_server::impl {
     }
   }
 
+  /// TLS: -1 when the SSL call's failure ends the connection, 0 when it
+  /// waits for the socket (want_write set for the direction it needs).
+  static int ssl_wait(connection& c, int rc) {
+    const int e = SSL_get_error(c.ssl, rc);
+    c.want_write = e == SSL_ERROR_WANT_WRITE;
+    if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) return 0;
+    ERR_clear_error();
+    return -1;
+  }
+
+  /// One read of up to `size` bytes: > 0 bytes read, 0 the peer closed (or
+  /// TLS failed), -1 nothing now (EAGAIN or a TLS record not yet whole).
+  ssize_t receive(connection& c, char* buf, size_t size) {
+    if (!c.ssl || c.at == phase::lingering) {
+      ssize_t n = ::recv(c.fd, buf, size, 0);
+      if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return 0;
+      return n;
+    }
+    ERR_clear_error();
+    int n = SSL_read(c.ssl, buf, static_cast<int>(size));
+    if (n > 0) return n;
+    return ssl_wait(c, n) == 0 ? -1 : 0;
+  }
+
   /// Reads what `c` sent; false when it is to be closed.
   bool read_from(connection& c) {
+    if (c.ssl && !c.handshaken && c.at == phase::reading) {
+      ERR_clear_error();
+      const int rc = SSL_do_handshake(c.ssl);
+      if (rc != 1) return ssl_wait(c, rc) == 0;
+      c.handshaken = true;
+      c.want_write = false;
+    }
     // What the parser may hold before it decides, and the last read's bytes.
     const size_t cap = limits.max_head_bytes + limits.max_body_bytes + read_chunk;
     char buf[read_chunk];
     for (;;) {
-      ssize_t n = ::recv(c.fd, buf, sizeof(buf), 0);
-      if (n == 0) return false;  // the client closed
-      if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-      if (c.at == phase::lingering) continue;  // dropped
-      if (c.at != phase::reading) return true;  // a second request is not read
-      c.in.append(buf, static_cast<size_t>(n));
-      http_parse p = parse_http_request(c.in, limits);
+      if (c.at == phase::reading && c.expected > c.in.size()) {
+        // The head is parsed and the body's size known: receive into the
+        // request's own buffer, and parse once all of it is there.
+        const size_t had = c.in.size();
+        const size_t want = std::min(c.expected - had, body_chunk);
+        c.in.resize(had + want);
+        ssize_t n = receive(c, c.in.data() + had, want);
+        c.in.resize(had + static_cast<size_t>(std::max<ssize_t>(n, 0)));
+        if (n == 0) return false;
+        if (n < 0) return true;
+        if (c.in.size() < c.expected) continue;
+      } else {
+        ssize_t n = receive(c, buf, sizeof(buf));
+        if (n == 0) return false;  // the client closed
+        if (n < 0) return true;
+        if (c.at == phase::lingering) continue;  // dropped
+        if (c.at != phase::reading) return true;  // a second request is not read
+        c.in.append(buf, static_cast<size_t>(n));
+      }
+      http_parse p = parse_http_request(c.in, limits, /*copy_body=*/false);
       if (p.st == http_parse::state::refused) {
         ++refused;
         refuse(c, p.status, p.reason);
         return true;
       }
       if (p.st == http_parse::state::complete) {
+        // The body moves out of the buffer it was received into (bytes a
+        // client sent after its request are dropped: one request a
+        // connection).
+        c.in.resize(p.consumed);
+        c.in.erase(0, p.head_bytes);
+        p.request.body = std::move(c.in);
+        c.in = std::string();
+        c.expected = 0;
         dispatch(c, std::move(p.request));
         return true;
       }
+      // The buffer still grows only as bytes arrive: a Content-Length
+      // alone, which anyone may send, reserves nothing.
+      c.expected = p.expected;
       if (c.in.size() > cap) {  // cannot happen: the parser refuses before
         ++refused;
         refuse(c, 431, "the request is larger than the limits");
@@ -321,7 +459,16 @@ struct http_server::impl {
 
   /// Sends what is left of the response; false when `c` is to be closed.
   bool write_to(connection& c) {
+    if (c.ssl && !c.handshaken) return false;  // a 408 before the handshake ended: just close
     while (c.sent < c.out.size()) {
+      if (c.ssl) {
+        ERR_clear_error();
+        const size_t left = std::min<size_t>(c.out.size() - c.sent, 1 << 20);
+        int n = SSL_write(c.ssl, c.out.data() + c.sent, static_cast<int>(left));
+        if (n <= 0) return ssl_wait(c, n) == 0;
+        c.sent += static_cast<size_t>(n);
+        continue;
+      }
       ssize_t n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
       if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
       c.sent += static_cast<size_t>(n);
@@ -329,6 +476,11 @@ struct http_server::impl {
     ++answered;
     c.out.clear();
     c.out.shrink_to_fit();
+    if (c.ssl) {
+      ERR_clear_error();
+      SSL_shutdown(c.ssl);  // close_notify; the client's reply is not awaited
+      ERR_clear_error();
+    }
     ::shutdown(c.fd, SHUT_WR);
     c.at = phase::lingering;
     c.deadline = clock::now() + linger_time;
@@ -361,17 +513,19 @@ struct http_server::impl {
       fds.clear();
       polled.clear();
       fds.push_back({wake_read, POLLIN, 0});
-      const bool listening = now >= listener_rests_until;
+      const bool listening = now >= listener_rests_until && !finishing;
       fds.push_back({listening ? listener : -1, POLLIN, 0});
       if (!listening) next = std::min(next, listener_rests_until);
       for (auto c = open.begin(); c != open.end(); ++c) {
         if (c->at != phase::waiting) next = std::min(next, c->deadline);
         short events = c->at == phase::writing ? POLLOUT : c->at == phase::waiting ? 0 : POLLIN;
+        if (c->want_write && c->at == phase::reading) events |= POLLOUT;
         fds.push_back({c->fd, events, 0});
         polled.push_back(c);
       }
       const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - now);
-      const int timeout_ms = static_cast<int>(std::max<long>(wait.count(), 0)) + 1;
+      int timeout_ms = static_cast<int>(std::max<long>(wait.count(), 0)) + 1;
+      if (finishing) timeout_ms = std::min(timeout_ms, 20);
       int ready = ::poll(fds.data(), fds.size(), timeout_ms);
       if (stopping) break;
       if (ready < 0 && errno != EINTR)  // out of kernel memory, say: try again
@@ -387,7 +541,8 @@ struct http_server::impl {
         if (ev == 0) continue;
         auto c = polled[i];
         bool keep = true;
-        if (ev & (POLLIN | POLLHUP | POLLERR)) keep = read_from(*c);
+        if ((ev & (POLLIN | POLLHUP | POLLERR)) || (c->want_write && (ev & POLLOUT)))
+          keep = read_from(*c);
         if (keep && c->at == phase::writing && (ev & (POLLOUT | POLLERR | POLLHUP)))
           keep = write_to(*c);
         else if (keep && c->at == phase::writing)
@@ -396,15 +551,21 @@ struct http_server::impl {
       }
       expire(clock::now());
       if (fds[1].revents & POLLIN) accept_new();
+      if (finishing) {
+        const bool answering = std::any_of(open.begin(), open.end(), [](const connection& c) {
+          return c.at == phase::waiting || c.at == phase::writing;
+        });
+        if (!answering || clock::now() >= finish_by) break;
+      }
     }
-    for (auto& c : open) ::close(c.fd);
-    open.clear();
+    while (!open.empty()) close_connection(open.begin());
   }
 };
 
 http_server::http_server(int bound_fd, const http_limits& limits, routes r,
-                         const std::string& thread_name)
+                         const std::string& thread_name, SSL_CTX* tls)
     : impl_(std::make_unique<impl>()) {
+  if (tls && SSL_CTX_up_ref(tls) == 1) impl_->tls = tls;
   impl_->limits = limits;
   impl_->route = std::move(r);
   impl_->name = thread_name;
@@ -428,6 +589,7 @@ http_server::http_server(int bound_fd, const http_limits& limits, routes r,
   }
   impl_->wake_read = pipe[0];
   impl_->wake_write = pipe[1];
+  impl_->sink->wake_write = pipe[1];
   impl* self = impl_.get();
   impl_->priority.thread = std::thread([self] { self->work(self->priority); });
   impl_->normal.thread = std::thread([self] { self->work(self->normal); });
@@ -438,15 +600,24 @@ http_server::http_server(int bound_fd, const http_limits& limits, routes r,
 }
 
 http_server::~http_server() {
-  impl_->stopping = true;
+  // Answers already on their way (a worker's, a deferred reply) are sent
+  // first, for at most finish_time.
+  impl_->finish_by = clock::now() + finish_time;
+  impl_->finishing = true;
   impl_->wake();
+  impl_->loop_thread.join();
+  impl_->stopping = true;
   for (worker_lane* w : {&impl_->priority, &impl_->normal}) {
     std::lock_guard<std::mutex> lock(w->mutex);
     w->wake.notify_all();
   }
-  impl_->loop_thread.join();
   impl_->priority.thread.join();
   impl_->normal.thread.join();
+  {
+    std::lock_guard<std::mutex> lock(impl_->sink->mutex);
+    impl_->sink->open = false;  // replies still out are dropped from now on
+  }
+  if (impl_->tls) SSL_CTX_free(impl_->tls);
   ::close(impl_->listener);
   ::close(impl_->wake_read);
   ::close(impl_->wake_write);
@@ -454,7 +625,7 @@ http_server::~http_server() {
 
 http_server::counts http_server::stats() const {
   return {impl_->answered.load(), impl_->refused.load(), impl_->timed_out.load(),
-          impl_->evicted.load(), impl_->busy.load()};
+          impl_->evicted.load(), impl_->busy.load(), impl_->handshakes_failed.load()};
 }
 
 }  // namespace proofline::observe

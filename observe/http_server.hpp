@@ -9,8 +9,11 @@
 //                           limits enforced while the bytes arrive (fuzzed)
 //   render_http_response    the response bytes (Connection: close)
 //   http_server             RAII: one event loop thread that accepts, reads
-//                           and writes every connection without blocking, and
-//                           two workers (lanes) for answers that take time
+//                           and writes every connection without blocking
+//                           (TLS too: non-blocking OpenSSL, the handshake
+//                           within request_timeout of the accept), two
+//                           workers (lanes) for answers that take time, and
+//                           deferred answers that another thread completes
 //
 // Why not cpp-httplib 0.11 (Debian's): its server reads a request's header
 // lines without a limit on their count (300 MiB of header lines were
@@ -28,7 +31,8 @@
 // always gets in. Complete requests go to a lane the routes choose: answered
 // at once on the loop (nothing to wait for), or queued for the priority or
 // the normal worker (at most max_queued each; 503 beyond), so a slow answer
-// in one lane never delays the other. One request per connection.
+// in one lane never delays the other; a deferred answer holds no thread.
+// One request per connection.
 #pragma once
 
 #include <chrono>
@@ -40,6 +44,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+using SSL_CTX = struct ssl_ctx_st;
 
 namespace proofline::observe {
 
@@ -89,6 +95,11 @@ struct http_parse {
   int status = 0;            ///< refused: 400, 413, 414, 431, 501 or 505
   std::string reason;        ///< refused: why, in words
   std::size_t consumed = 0;  ///< complete: bytes of the request, head and body
+  std::size_t head_bytes = 0;  ///< complete: bytes of its head (the body follows them)
+  /// incomplete: the request's whole size once its head is complete (its
+  /// Content-Length known), so a reader can wait for that many bytes before
+  /// parsing again; 0 while the head is incomplete.
+  std::size_t expected = 0;
   http_request request;      ///< complete
 };
 
@@ -98,14 +109,19 @@ struct http_parse {
 /// need more room than the limits; incomplete while they may still become a
 /// request. Lines end with LF or CRLF; empty lines before the request line
 /// are skipped (and count as head bytes). Pure: the fuzz target
-/// tests/fuzz/metrics_http.fuzz.cpp drives it.
-http_parse parse_http_request(std::string_view bytes, const http_limits& limits);
+/// tests/fuzz/metrics_http.fuzz.cpp drives it. Without `copy_body`, a
+/// complete request's body is left empty: it is the `consumed - head_bytes`
+/// bytes after `head_bytes`, for a caller that moves rather than copies it.
+http_parse parse_http_request(std::string_view bytes, const http_limits& limits,
+                              bool copy_body = true);
 
 /// What a route answers.
 struct http_response {
   int status = 200;
   std::string content_type = "text/plain";
   std::string body;
+  /// Further header fields ("Retry-After", "Location"), sent in order.
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
 /// "OK", "Not Found", ... for the statuses this server sends; "Unknown".
@@ -120,7 +136,12 @@ enum class http_lane {
   immediate,  ///< the loop, at once: answers that wait for nothing
   priority,   ///< the priority worker (probes that ask the runtime)
   normal,     ///< the normal worker (everything slow)
+  deferred,   ///< routes::defer, on the loop; its reply completes the answer later
 };
+
+/// Completes a deferred answer: callable once, from any thread, also after
+/// the server is gone (then it does nothing).
+using http_reply = std::function<void(http_response)>;
 
 /// A TCP socket bound to `host` (a numeric IPv4 or IPv6 address) and `port`
 /// (SO_REUSEADDR, close-on-exec), or -1 with the reason in `why`.
@@ -133,6 +154,14 @@ class http_server {
     std::function<http_lane(const http_request&)> lane;
     /// The answer; an exception is answered 500.
     std::function<http_response(const http_request&)> answer;
+    /// For http_lane::deferred: starts the answer without waiting (it runs
+    /// on the loop) and hands `reply` to whatever finishes it. An exception
+    /// is answered 500.
+    std::function<void(http_request&&, http_reply reply)> defer;
+    /// The answer to a request the server refuses itself (the parser's
+    /// 4xx, 408, 503 for a full lane) from its status and reason; empty:
+    /// plain text.
+    std::function<http_response(int status, const std::string& reason)> refusal;
   };
 
   /// What the server did so far.
@@ -142,16 +171,23 @@ class http_server {
     uint64_t timed_out = 0;  ///< requests not complete within request_timeout (408)
     uint64_t evicted = 0;    ///< connections closed at max_connections for a new one
     uint64_t busy = 0;       ///< requests answered 503 for a full lane
+    uint64_t handshakes_failed = 0;  ///< TLS connections closed in or for want of a handshake
   };
 
   /// Listens on `bound_fd` (from bind_tcp_socket; the server owns it) and
   /// starts the loop and the workers, threads named `thread_name` that block
   /// the process-directed signals (SIGINT, SIGTERM, SIGHUP, SIGPIPE, ...),
-  /// leaving them to the threads that handle them. Throws std::runtime_error
-  /// when it cannot listen.
-  http_server(int bound_fd, const http_limits& limits, routes r, const std::string& thread_name);
-  /// Stops accepting, closes every connection, and waits for the answers
-  /// being computed.
+  /// leaving them to the threads that handle them. With `tls` (the server
+  /// takes a reference) every connection is TLS with that context's
+  /// settings (a client certificate when it asks for one): the handshake
+  /// must end within request_timeout of the accept, like the request after
+  /// it, and a failed one closes the connection without an answer. Throws
+  /// std::runtime_error when it cannot listen.
+  http_server(int bound_fd, const http_limits& limits, routes r, const std::string& thread_name,
+              SSL_CTX* tls = nullptr);
+  /// Stops accepting, sends the answers being computed or sent (a worker's,
+  /// a deferred reply) for at most 2 s, closes every connection, and waits
+  /// for the workers.
   ~http_server();
   http_server(const http_server&) = delete;
   http_server& operator=(const http_server&) = delete;

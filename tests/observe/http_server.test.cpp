@@ -85,6 +85,15 @@ TEST_CASE("a body comes by Content-Length only, within max_body_bytes") {
   REQUIRE(p.st == state::complete);
   CHECK(p.request.body == "hello");
   CHECK(p.consumed == head.size() + 5);
+  CHECK(p.head_bytes == head.size());
+  // Incomplete with its head whole: the size to wait for before parsing again.
+  CHECK(parse(head + "he", with_body).expected == head.size() + 5);
+  CHECK(parse("POST /x HTTP/1.1\r\nContent-Le", with_body).expected == 0);
+  // Without copying: the body is left where it was received.
+  http_parse moved = parse_http_request(head + "hello", with_body, /*copy_body=*/false);
+  REQUIRE(moved.st == state::complete);
+  CHECK(moved.request.body.empty());
+  CHECK(moved.head_bytes == head.size());
   CHECK(parse("POST /x HTTP/1.1\r\nContent-Length: 6\r\n\r\n", with_body).status == 413);
   CHECK(parse("POST /x HTTP/1.1\r\nContent-Length: 1\r\n\r\n").status == 413);  // default: none
   CHECK(parse("POST /x HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", with_body)
@@ -198,4 +207,56 @@ TEST_CASE("an answer that throws is a 500, and the server goes on") {
   CHECK(status_line(r) == "HTTP/1.1 500 Internal Server Error");
   CHECK(r.find("no figures") != std::string::npos);
   CHECK(status_line(exchange(server->port(), "GET / HTTP/1.1\r\n\r\n")) == "HTTP/1.1 200 OK");
+}
+
+TEST_CASE("a large body sent in pieces arrives whole, and bytes after it are not part of it") {
+  http_server::routes routes;
+  routes.lane = [](const http_request&) { return http_lane::normal; };
+  routes.answer = [](const http_request& req) {
+    uint64_t sum = 0;
+    for (unsigned char c : req.body) sum = sum * 31 + c;
+    return http_response{200, "text/plain",
+                         std::to_string(req.body.size()) + " " + std::to_string(sum) + "\n"};
+  };
+  http_limits limits;
+  limits.max_body_bytes = 8 << 20;
+  auto server = start(limits, routes);
+  std::string body(5 << 20, '\0');
+  for (size_t i = 0; i < body.size(); ++i) body[i] = static_cast<char>((i * 7919) >> 3);
+  uint64_t sum = 0;
+  for (unsigned char c : body) sum = sum * 31 + c;
+  const std::string head =
+      "POST /upload HTTP/1.1\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n";
+  const std::string request = head + body + "GET /after HTTP/1.1\r\n\r\n";
+
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(server->port());
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  timeval tv{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  // The head split inside a field, then the body in uneven pieces with
+  // pauses, so the server sees the head whole before the body and the body
+  // in many reads.
+  const size_t cuts[] = {10, head.size() - 3, head.size() + 1, head.size() + 100'000,
+                         head.size() + (3 << 20), request.size()};
+  size_t at = 0;
+  for (size_t cut : cuts) {
+    while (at < cut) {
+      ssize_t n = ::send(fd, request.data() + at, cut - at, MSG_NOSIGNAL);
+      REQUIRE(n > 0);
+      at += static_cast<size_t>(n);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::string reply;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof(buf), 0)) > 0;) reply.append(buf, n);
+  ::close(fd);
+  CHECK(status_line(reply) == "HTTP/1.1 200 OK");
+  CHECK(reply.substr(reply.find("\r\n\r\n") + 4) ==
+        std::to_string(body.size()) + " " + std::to_string(sum) + "\n");
 }
