@@ -68,8 +68,9 @@ if [ "$want_npm" = 1 ]; then
   # npm ci installs exactly what package-lock.json pins; skip it when the
   # installed tree is newer than the lock file.
   if [ ! -x node_modules/.bin/snarkjs ] || [ ! -x node_modules/.bin/circom2 ] ||
+     [ ! -d node_modules/circomlib/circuits ] ||
      [ package-lock.json -nt node_modules/.package-lock.json ]; then
-    echo "setup: installing pinned npm tools (snarkjs, circom2)"
+    echo "setup: installing pinned npm tools (snarkjs, circom2, circomlib)"
     npm ci --no-audit --no-fund --loglevel=error
   else
     echo "setup: npm tools present"

@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Jobs that name inputs: `proofline run` with "witness_generator" and
+# "input"/"inputs", `prove --input --witness-generator` and `fullprove`:
+#   1. synthesizers compute the witnesses; every proof verifies with snarkjs;
+#      --keep-witness writes witnesses identical to snarkjs's, and without it
+#      none is written; result.json, --report and --trace show the witness
+#      span, and the summary its line;
+#   2. an input that breaks the circuit's assert fails its partition with
+#      circom's message and the file's name, the job's other partitions and
+#      the other jobs go on; a missing signal names it; a generator of
+#      another circuit (BLS12-381 against a BN254 key) fails its job naming both;
+#   3. schema: "input" without "witness_generator", "witness" beside it;
+#   4. prove --input and fullprove give verified proofs; bad input exits 2.
+#
+#   jobs.sh PROOFLINE REPO_ROOT WORK_DIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+fx=$repo/tests/fixtures
+med=$fx/bn254/medium
+
+compile_circom "$fx/circuits/medium.circom" medium gen --no_asm
+compile_circom "$fx/circuits/small.circom" small bls -p bls12381 --no_asm
+"$proofline" witness build gen/medium_cpp -o medium.so -j 2 2>build.log || { cat build.log >&2; fail "build"; }
+"$proofline" witness build bls/small_cpp -o small.so -j 2 2>build-bls.log || { cat build-bls.log >&2; fail "build bls"; }
+
+python3 - "$med" <<'PY'
+import json, sys
+med = sys.argv[1]
+base = json.load(open(f"{med}/input_0.json"))
+bad = dict(base, data=["0"] + base["data"][1:])
+json.dump(bad, open("assert.json", "w"))
+missing = dict(base); del missing["limit"]
+json.dump(missing, open("missing.json", "w"))
+json.dump({"jobs": [
+  {"id": "many", "zkey": f"{med}/circuit.zkey", "witness_generator": "medium.so",
+   "inputs": [f"{med}/input_0.json", f"{med}/input_1.json", "assert.json", f"{med}/input_2.json"],
+   "out": "out/many"},
+  {"id": "one", "zkey": f"{med}/circuit.zkey", "witness_generator": "medium.so",
+   "input": f"{med}/input_1.json", "out": "out/one"},
+  {"id": "missing", "zkey": f"{med}/circuit.zkey", "witness_generator": "medium.so",
+   "input": "missing.json", "out": "out/missing"},
+  {"id": "other", "zkey": f"{med}/circuit.zkey", "witness_generator": "small.so",
+   "input": f"{med}/input_0.json", "out": "out/other"},
+]}, open("jobs.json", "w"))
+json.dump({"jobs": [{"id": "x", "zkey": "k.zkey", "input": "i.json", "out": "o"}]}, open("no_gen.json", "w"))
+json.dump({"jobs": [{"id": "x", "zkey": "k.zkey", "witness_generator": "medium.so",
+                     "witness": "w.wtns", "out": "o"}]}, open("both.json", "w"))
+PY
+
+set +e
+"$proofline" run jobs.json --backend cpu --cpu-threads 2 --synthesizers 2 --keep-witness \
+  --report report.json --trace trace.json >run.log 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { cat run.log >&2; fail "run exited $rc, expected 1 (some jobs fail)"; }
+for i in 0 1 3; do
+  "$snarkjs" groth16 verify "$med/verification_key.json" "out/many/public_$i.json" "out/many/proof_$i.json" >/dev/null ||
+    fail "snarkjs rejects out/many/proof_$i.json"
+done
+"$snarkjs" groth16 verify "$med/verification_key.json" out/one/public.json out/one/proof.json >/dev/null ||
+  fail "snarkjs rejects out/one/proof.json"
+cmp -s out/many/public_1.json "$med/public_1.json" || fail "public signals of input_1 differ from the fixture's"
+for i in 0 1 3; do
+  src=$med/input_$((i == 3 ? 2 : i)).json  # partition 2 is assert.json
+  "$snarkjs" wtns calculate gen/medium_js/medium.wasm "$src" "sj-$i.wtns" >/dev/null
+  cmp -s "out/many/witness_$i.wtns" "sj-$i.wtns" || fail "--keep-witness: witness_$i.wtns differs from snarkjs's"
+done
+[ -f out/one/witness.wtns ] || fail "--keep-witness wrote no out/one/witness.wtns"
+[ ! -e out/many/witness_2.wtns ] || fail "a failed input left a witness"
+echo "ok: run: proofs verified by snarkjs, kept witnesses byte-identical to snarkjs's"
+
+python3 - <<'PY' || fail "result.json / report / trace"
+import json, sys
+r = json.load(open("out/many/result.json"))
+st = [p["status"] for p in r["partitions"]]
+assert st == ["done", "done", "failed", "done"], st
+err = r["partitions"][2]["error"]
+assert err["file"] == "assert.json", err
+assert "assert.json: the circuit rejects the input (medium.so): Failed assert in template/function Medium" in err["message"], err
+for p in (p for p in r["partitions"] if p["status"] == "done"):
+    s = p["spans_ms"]
+    assert "witness" in s, s
+    assert s["synthesize"][0] <= s["witness"][0] <= s["witness"][1] <= s["synthesize"][1], s
+m = json.load(open("out/missing/result.json"))
+assert m["status"] == "failed" and 'input signal "limit" not given' in m["error"]["message"], m["error"]
+o = json.load(open("out/other/result.json"))
+msg = o["error"]["message"]
+assert "small.so computes witnesses over BLS12-381" in msg and "a circuit over BN254" in msg, msg
+rep = json.load(open("report.json"))
+assert rep["stages"]["witness"]["count"] == 4, rep["stages"]  # the witnesses computed
+t = json.load(open("trace.json"))
+events = t["traceEvents"] if isinstance(t, dict) else t
+assert any(e.get("cat") == "witness" or e.get("name", "").startswith("witness") for e in events), "no witness span in the trace"
+PY
+grep -q "^witness generation: 4 witnesses" run.log || { cat run.log >&2; fail "no witness generation line in the summary"; }
+echo "ok: errors name the input; spans in result.json, report and trace; summary line"
+
+rm -rf out2 && mkdir out2
+sed 's#"out/#"out2/#g' jobs.json >jobs2.json
+"$proofline" run jobs2.json --backend cpu --cpu-threads 2 --quiet >/dev/null 2>&1 || true
+! ls out2/*/witness*.wtns >/dev/null 2>&1 || fail "without --keep-witness a witness was written"
+echo "ok: no witness written without --keep-witness"
+
+for f in no_gen both; do
+  set +e
+  "$proofline" run "$f.json" --backend cpu >"$f.log" 2>&1
+  rc=$?
+  set -e
+  [ "$rc" -eq 2 ] || { cat "$f.log" >&2; fail "$f.json: exit $rc, expected 2"; }
+done
+grep -q 'field "input" needs "witness_generator"' no_gen.log || { cat no_gen.log >&2; fail "no_gen message"; }
+grep -q 'field "witness" beside "witness_generator"' both.log || { cat both.log >&2; fail "both message"; }
+echo "ok: schema errors"
+
+"$proofline" prove --input "$med/input_2.json" --witness-generator medium.so "$med/circuit.zkey" p.json pub.json \
+  --backend cpu --cpu-threads 2 -q || fail "prove --input failed"
+"$snarkjs" groth16 verify "$med/verification_key.json" pub.json p.json >/dev/null || fail "snarkjs rejects prove --input's proof"
+"$proofline" fullprove "$med/input_0.json" medium.so "$med/circuit.zkey" fp.json fpub.json \
+  --backend cpu --cpu-threads 2 -q || fail "fullprove failed"
+"$snarkjs" groth16 verify "$med/verification_key.json" fpub.json fp.json >/dev/null || fail "snarkjs rejects fullprove's proof"
+set +e
+"$proofline" fullprove missing.json medium.so "$med/circuit.zkey" fp2.json fpub2.json --backend cpu >fp2.log 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 2 ] && grep -q 'missing.json: input signal "limit" not given' fp2.log || { cat fp2.log >&2; fail "fullprove missing.json: rc $rc"; }
+[ ! -e fp2.json ] || fail "a refused fullprove wrote fp2.json"
+echo "ok: prove --input and fullprove verified by snarkjs; bad input exits 2"
+echo "jobs: all checks passed"
