@@ -32,13 +32,17 @@ struct partition_base {
   virtual std::size_t bytes() const = 0;
 };
 
+/// a, b, c come with the witness, or are left empty when the backend
+/// computes them itself (backend::computes_abc); every backend accepts both.
 template <class C>
 struct partition final : partition_base {
   memory::buffer<typename C::scalar> witness;  ///< n_vars values, standard form
-  memory::buffer<typename C::fr> a, b, c;      ///< domain_size values, Montgomery form
+  memory::buffer<typename C::fr> a, b, c;      ///< domain_size values, Montgomery form; or all empty
 
   partition() { curve = C::id; }
   std::size_t bytes() const override { return witness.bytes() + a.bytes() + b.bytes() + c.bytes(); }
+  /// a, b, c were computed by synthesis (else the backend computes them).
+  bool has_abc() const { return a.size() != 0 || b.size() != 0 || c.size() != 0; }
 };
 
 using partition_ptr = std::shared_ptr<const partition_base>;
@@ -102,9 +106,11 @@ void check_partition(const zk::groth16::proving_key<C>& key, const partition<C>&
     throw backend_error(std::to_string(info.n_vars) + " variables cannot hold " +
                         std::to_string(info.n_public) + " public signals and the constant 1");
   expect(part.witness.size(), info.n_vars, "witness values");
-  expect(part.a.size(), info.domain_size, "a values");
-  expect(part.b.size(), info.domain_size, "b values");
-  expect(part.c.size(), info.domain_size, "c values");
+  if (part.has_abc()) {
+    expect(part.a.size(), info.domain_size, "a values");
+    expect(part.b.size(), info.domain_size, "b values");
+    expect(part.c.size(), info.domain_size, "c values");
+  }
   expect(key.points_a.size(), info.n_vars, "A points");
   expect(key.points_b1.size(), info.n_vars, "B1 points");
   expect(key.points_b2.size(), info.n_vars, "B2 points");
@@ -118,13 +124,15 @@ struct key_prep_stats {
   double to_device_ms = 0;       ///< uploading its points (host wall time of the copies)
   double tables_ms = 0;          ///< building its window tables (device time; 0: none built)
   std::size_t tables_bytes = 0;  ///< device bytes of its tables (0: plain points only)
-  std::size_t device_bytes = 0;  ///< device bytes the key holds now (points, tables)
+  std::size_t device_bytes = 0;  ///< device bytes the key holds now (points, tables, A and B)
+  std::size_t abc_bytes = 0;     ///< of them, its A and B for a, b, c on the device (0: none)
   bool tables = false;           ///< partitions now read the tables
   std::string tables_note;       ///< why there are no tables, or "building"; empty when tables are in use
   /// Device work of the preparation, in order, microseconds on the steady
   /// clock like prove()'s spans; may be empty. CUDA: "key_upload" (the
   /// points copied; "key_upload_tables" when window tables are built with
-  /// them), then "key_tables" once tables built later are in use.
+  /// them), "key_abc" (its A and B laid out and copied), then "key_tables"
+  /// once tables built later are in use.
   std::vector<span> spans;
 };
 
@@ -167,6 +175,12 @@ class backend {
   /// Forgets per-key state (device-resident points); keys are otherwise
   /// cached by address until evicted.
   virtual void evict(const zk::groth16::proving_key_base* key) {}
+  /// Whether this backend computes a, b, c of `key`'s partitions faster
+  /// than synthesis would (CUDA: from the key's A and B resident on the
+  /// device, when they fit its memory with the key), so that synthesis may
+  /// leave them out. Partitions without a, b, c are proved by every backend
+  /// whatever this says (the CPU backend computes them as synthesis would).
+  virtual bool computes_abc(const zk::groth16::proving_key_base& key) const { return false; }
 };
 
 /// The multithreaded CPU backend; threads = 0 uses every hardware thread.

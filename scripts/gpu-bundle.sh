@@ -8,8 +8,8 @@
 #
 #   scripts/gpu-bundle.sh pack BUILD_DIR [CARRY_DIR]
 #       (here) strip proofline, proofline-baseline, proofline-trim-baseline,
-#       cuda_gpu_test, cuda_host_test, proofline-bench and
-#       proofline-library-bench (those built) from BUILD_DIR, add libproofline
+#       cuda_gpu_test, cuda_host_test, proofline-bench, proofline-library-bench
+#       and proofline-abc-bench (those built) from BUILD_DIR, add libproofline
 #       (lib/, also as librapidsnark.so), their non-system shared libraries (ldd), the bundled
 #       example and build-info.txt, and write CARRY_DIR/bundle.tar.xz
 #       (default .carry/gpu, git-ignored).
@@ -38,7 +38,7 @@ pack() {
   trap "rm -rf '$stage'" EXIT
   mkdir -p "$stage/bin" "$stage/lib" "$stage/examples" "$carry"
   local found=0 b f
-  for b in proofline proofline-baseline proofline-trim-baseline cuda_gpu_test cuda_host_test proofline-bench proofline-verify-bench proofline-library-bench; do
+  for b in proofline proofline-baseline proofline-trim-baseline cuda_gpu_test cuda_host_test proofline-bench proofline-verify-bench proofline-library-bench proofline-abc-bench; do
     f=$(find "$build" -maxdepth 3 -type f -name "$b" -perm -u+x 2>/dev/null | head -1)
     [ -n "$f" ] || continue
     carry_binary "$f" "$stage"

@@ -5,6 +5,8 @@
 //
 //   upload    copy witness, a, b, c into backend-owned scratch (the CPU's
 //             "device memory"); then hooks.inputs_consumed()
+//   abc       only for a partition that came without a, b, c: synthesize_abc
+//             on the pool's threads, as synthesis would have
 //   ntt_a/b/c to_odd_coset on each of a, b, c
 //   h         h = a*b - c, out of Montgomery form
 //   msm_*     A·w, B1·w, B2·w over w[0 .. n_vars), C·w over w[n_public+1 ..),
@@ -16,6 +18,7 @@
 #include "gpu/backend.hpp"
 #include "gpu/cpu/msm.hpp"
 #include "gpu/cpu/ntt.hpp"
+#include "zk/groth16/prover.hpp"
 #include "base/thread_pool.hpp"
 
 namespace proofline::gpu {
@@ -57,10 +60,16 @@ class cpu_backend final : public backend {
     memory::buffer<fr> a(n), b(n), c(n);
     timed("upload", [&] {
       std::memcpy(w.data(), part.witness.data(), w.bytes());
+      if (!part.has_abc()) return;
       std::memcpy(a.data(), part.a.data(), a.bytes());
       std::memcpy(b.data(), part.b.data(), b.bytes());
       std::memcpy(c.data(), part.c.data(), c.bytes());
     });
+    if (!part.has_abc())  // left to the backend (a retry of a GPU's partition, say)
+      timed("abc", [&] {
+        zk::groth16::synthesize_abc<C>(key, w.data(), a.data(), b.data(), c.data(),
+                                       static_cast<unsigned>(pool_.size()));
+      });
     if (hooks.inputs_consumed) hooks.inputs_consumed();
 
     timed("ntt_a", [&] { cpu::to_odd_coset(a.data(), info.log_domain, pool_); });

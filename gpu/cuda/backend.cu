@@ -32,14 +32,18 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "gpu/cuda/abc/device.cuh"
+#include "gpu/cuda/abc/pipeline.hpp"
 #include "gpu/cuda/cuda_backend.hpp"
 #include "gpu/cuda/key_tables.hpp"
 #include "gpu/cuda/ops.cuh"
 #include "gpu/cuda/resources.cuh"
 #include "gpu/device_lost.hpp"
+#include "zk/groth16/prover.hpp"
 
 namespace proofline::gpu::cuda {
 
@@ -97,10 +101,20 @@ struct resident_base {
   virtual std::pair<retired_points, std::size_t> switch_tables() = 0;
 };
 
+/// A key's A and B on the device, for a, b, c of partitions that come
+/// without them (abc/device.cuh).
+template <class C>
+struct key_matrices {
+  abc::device_matrix<typename C::fr> a, b;
+  std::size_t bytes() const { return a.bytes() + b.bytes(); }
+};
+
 template <class C>
 struct resident_key final : resident_base {
   std::shared_ptr<const key_points<C>> points;  ///< what partitions read; replaced under mu_
   std::shared_ptr<key_points<C>> built;         ///< tables being built
+  /// Set with the points, before `ready`; null when they did not fit.
+  std::shared_ptr<const key_matrices<C>> matrices;
 
   std::pair<retired_points, std::size_t> switch_tables() override {
     retired_points old{points, points ? points->bytes : 0};
@@ -131,6 +145,7 @@ enum mark : unsigned {
   m_upload_start,
   m_upload_end,
   m_compute_start,
+  m_abc,
   m_ntt_a,
   m_ntt_b,
   m_ntt_c,
@@ -143,7 +158,7 @@ enum mark : unsigned {
   m_download,
   m_count
 };
-constexpr const char* span_names[] = {"ntt_a", "ntt_b", "ntt_c", "h", "msm_a",
+constexpr const char* span_names[] = {"abc",    "ntt_a",  "ntt_b", "ntt_c", "h",       "msm_a",
                                       "msm_b1", "msm_b2", "msm_c", "msm_h", "download"};
 
 /// The five MSMs of a partition, in the order their bucket passes run.
@@ -394,6 +409,16 @@ class cuda_backend final : public backend {
     drop(it);  // freed here, or when the last call using it returns
   }
 
+  bool computes_abc(const proving_key_base& key) const override {
+    if (!opt_.abc) return false;
+    return zk::visit_curve(key.info.curve, [&](auto curve) {
+      using C = decltype(curve);
+      const auto& typed = zk::groth16::typed<C>(key);
+      const std::size_t points = key_bytes(typed, key_shapes(key.info, C::fr::params::bits, false));
+      return points + matrix_bytes(typed) <= limit_;
+    });
+  }
+
  private:
   using key_map = std::map<const proving_key_base*, std::shared_ptr<resident_base>>;
 
@@ -510,6 +535,14 @@ class cuda_backend final : public backend {
            sizeof(typename C::g2_affine) * key.points_b2.size() * fw;
   }
 
+  /// Device bytes of a key's A and B (at most; abc::matrix_bytes).
+  template <class C>
+  static std::size_t matrix_bytes(const proving_key<C>& key) {
+    using F = typename C::fr;
+    return abc::matrix_bytes<F>(key.coefs_a.size(), key.info.domain_size) +
+           abc::matrix_bytes<F>(key.coefs_b.size(), key.info.domain_size);
+  }
+
   /// The runtime queued `partitions` more of a key. Caller holds mu_.
   static void hint(resident_base& rk, std::size_t partitions) {
     if (!rk.hinted) rk.proved_at_hint = rk.proved;
@@ -539,18 +572,31 @@ class cuda_backend final : public backend {
       key_ready_.wait(lk);  // its uploader notifies, done or failed
     }
 
-    // Not resident: reserve its bytes, then upload without the lock.
+    // Not resident: reserve its bytes, then upload without the lock. The
+    // matrices for a, b, c come with the points when both fit; without them
+    // partitions that come without a, b, c get them from the host.
     bool fixed = opt_.tables == table_policy::first;
-    std::size_t bytes = key_bytes(key, key_shapes(key.info, bits, fixed));
-    if (fixed) {
+    std::size_t matrices = opt_.abc ? matrix_bytes(key) : 0;
+    const auto room = [&](std::size_t need, const std::string& what) {
       try {
-        make_room(bytes, "key " + key.path + " with precomputed window multiples");
+        make_room(need, what);
+        return true;
       } catch (const backend_error&) {
-        fixed = false;  // plain points still fit, perhaps
-        bytes = key_bytes(key, key_shapes(key.info, bits, false));
+        return false;
+      }
+    };
+    std::size_t bytes = key_bytes(key, key_shapes(key.info, bits, fixed));
+    if (fixed && !room(bytes + matrices, "key " + key.path + " with precomputed window multiples")) {
+      fixed = false;  // plain points still fit, perhaps
+      bytes = key_bytes(key, key_shapes(key.info, bits, false));
+    }
+    if (!fixed) {
+      if (!matrices || !room(bytes + matrices, "key " + key.path + " with its A and B")) {
+        matrices = 0;
+        make_room(bytes, "key " + key.path);
       }
     }
-    if (!fixed) make_room(bytes, "key " + key.path);
+    bytes += matrices;
     auto rk = std::make_shared<resident_key<C>>();
     rk->owner = kp;
     rk->bytes = bytes;
@@ -564,11 +610,15 @@ class cuda_backend final : public backend {
     lk.unlock();
 
     std::shared_ptr<key_points<C>> pts;
+    std::shared_ptr<key_matrices<C>> mats;
     // The upload is synchronous (upload_points waits for its stream), so the
     // host's clock around it is the span of its device work.
     const double t0 = steady_us();
+    double t_abc = t0;
     try {
       pts = upload_points(key, fixed, s);
+      t_abc = steady_us();
+      if (matrices) mats = upload_matrices(key, s);
     } catch (...) {
       lk.lock();
       auto it = keys_.find(kp.get());
@@ -581,11 +631,14 @@ class cuda_backend final : public backend {
 
     lk.lock();
     rk->points = pts;
+    rk->matrices = std::move(mats);
     rk->ready = true;
     rk->stats.resident = true;
     rk->stats.to_device_ms = ms;
+    rk->stats.abc_bytes = rk->matrices ? rk->matrices->bytes() : 0;
     // With tables from the start they are built inside the upload.
-    rk->stats.spans.push_back({fixed ? "key_upload_tables" : "key_upload", t0, t1});
+    rk->stats.spans.push_back({fixed ? "key_upload_tables" : "key_upload", t0, t_abc});
+    if (rk->matrices) rk->stats.spans.push_back({"key_abc", t_abc, t1});
     rk->stats.tables = fixed;
     if (fixed) {
       rk->stats.tables_bytes = bytes;
@@ -613,6 +666,17 @@ class cuda_backend final : public backend {
     put(p->h, key.points_h, ks.h, s);
     CUDA_OK(cudaStreamSynchronize(s));  // other lanes may use the key next
     return p;
+  }
+
+  /// The key's A and B laid out by row (built here, on the host) on stream
+  /// s, synchronised before returning.
+  template <class C>
+  std::shared_ptr<key_matrices<C>> upload_matrices(const proving_key<C>& key, cudaStream_t s) const {
+    auto m = std::make_shared<key_matrices<C>>();
+    m->a = abc::upload(abc::build_matrix<C>(key.coefs_a, key.info, "A"), s);
+    m->b = abc::upload(abc::build_matrix<C>(key.coefs_b, key.info, "B"), s);
+    CUDA_OK(cudaStreamSynchronize(s));
+    return m;
   }
 
   /// Uploads points (pageable: the call returns once they are staged) and,
@@ -874,9 +938,30 @@ class cuda_backend final : public backend {
     }
     const auto& dom = domain<fr>(C::id, info.log_domain, s);
 
+    // a, b, c: from synthesis, or here from the key's resident A and B, or,
+    // when those did not fit, computed on the host as synthesis would.
+    const key_matrices<C>* mats = part.has_abc() ? nullptr : rk->matrices.get();
+    const fr *in_a = part.a.data(), *in_b = part.b.data(), *in_c = part.c.data();
+    bool in_pinned = part.a.origin().pinned;
+    memory::buffer<fr> host_a, host_b, host_c;
+    if (!part.has_abc() && !mats) {
+      const std::size_t n = info.domain_size;
+      host_a = memory::buffer<fr>(n);
+      host_b = memory::buffer<fr>(n);
+      host_c = memory::buffer<fr>(n);
+      zk::groth16::synthesize_abc<C>(key, part.witness.data(), host_a.data(), host_b.data(), host_c.data(),
+                                     std::max(1u, std::thread::hardware_concurrency() / 2));
+      in_a = host_a.data();
+      in_b = host_b.data();
+      in_c = host_c.data();
+      in_pinned = false;
+    }
+
     const key_shapes ks(info, fr::params::bits, pts->fixed_base);
     const msm::shape &sw = ks.w, &sc = ks.c, &sh = ks.h;
-    const scratch_needs needs = scratch_needs_of<C>(ks);
+    scratch_needs needs = scratch_needs_of<C>(ks);
+    // the passes' segment sums use the MSMs' temporary space, which is free before the MSMs
+    if (mats) needs.temp = std::max(needs.temp, abc::scratch_bytes(mats->a.view(), mats->b.view()));
     layout<C> lay;
     {
       ensure_scratch(l, scratch_bytes<C>(ks, needs));
@@ -892,15 +977,22 @@ class cuda_backend final : public backend {
     calibrate(l);
     l.marks[m_upload_start].record(s);
     upload(l, lay.w, part.witness.data(), part.witness.bytes(), part.witness.origin().pinned, s);
-    upload(l, lay.a, part.a.data(), part.a.bytes(), part.a.origin().pinned, s);
-    upload(l, lay.b, part.b.data(), part.b.bytes(), part.b.origin().pinned, s);
-    upload(l, lay.c, part.c.data(), part.c.bytes(), part.c.origin().pinned, s);
+    if (!mats) {
+      const std::size_t abc_bytes = sizeof(fr) * info.domain_size;
+      upload(l, lay.a, in_a, abc_bytes, in_pinned, s);
+      upload(l, lay.b, in_b, abc_bytes, in_pinned, s);
+      upload(l, lay.c, in_c, abc_bytes, in_pinned, s);
+    }
     l.marks[m_upload_end].record(s);
 
     {
       std::lock_guard<std::mutex> lk(mu_);  // compute runs in call order, one partition at a time
       if (last_compute_) CUDA_OK(cudaStreamWaitEvent(s, last_compute_, 0));
       l.marks[m_compute_start].record(s);
+      if (mats)
+        abc::compute_on(mats->a.view(), mats->b.view(), lay.w, lay.temp, lay.a,
+                        lay.b, lay.c, s);
+      l.marks[m_abc].record(s);
       odd_coset(dom.view, lay.a, s);
       l.marks[m_ntt_a].record(s);
       odd_coset(dom.view, lay.b, s);
@@ -959,8 +1051,10 @@ class cuda_backend final : public backend {
 
     if (hooks.spans) {
       hooks.spans->push_back({"upload", at_us(l, l.marks[m_upload_start]), at_us(l, l.marks[m_upload_end])});
-      for (unsigned m = m_compute_start; m + 1 < m_count; ++m)
+      for (unsigned m = m_compute_start; m + 1 < m_count; ++m) {
+        if (m == m_compute_start && !mats) continue;  // no a, b, c computed here
         hooks.spans->push_back({span_names[m - m_compute_start], at_us(l, l.marks[m]), at_us(l, l.marks[m + 1])});
+      }
     }
 
     // Window sums -> points (Horner on the host: W*c doublings, well under a millisecond).

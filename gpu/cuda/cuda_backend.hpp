@@ -56,6 +56,10 @@ struct backend_options {
   /// Pinned staging per lane, in two halves that alternate (host memcpy into
   /// one while the other is copied to the device).
   std::size_t staging_bytes = cuda_lane_staging_bytes;
+  /// Keep each key's A and B on the device beside its points, when both fit,
+  /// and compute a, b, c of partitions that come without them there
+  /// (backend::computes_abc); false: synthesis computes them on the CPU.
+  bool abc = true;
 };
 
 /// The CUDA backend on `device` with explicit options; throws backend_error.

@@ -307,6 +307,40 @@ TEST_CASE("the CPU backend rejects a partition that does not fit the key") {
 }
 
 template <class C>
+void check_abc_left_to_backend(const char* size) {
+  fixture<C> fx(size);
+  auto backend = gpu::make_cpu_backend(2);
+  const auto with = fx.partition();
+  auto without = std::make_shared<gpu::partition<C>>();
+  without->witness = memory::buffer<typename C::scalar>(fx.key->info.n_vars);
+  std::copy(fx.witness.begin(), fx.witness.end(), without->witness.begin());
+  REQUIRE(with->has_abc());
+  REQUIRE_FALSE(without->has_abc());
+  std::vector<gpu::span> spans;
+  gpu::prove_hooks hooks;
+  hooks.spans = &spans;
+  const auto& want = static_cast<const gpu::result<C>&>(*backend->prove(fx.key_handle, with)).msm;
+  const auto got_ptr = backend->prove(fx.key_handle, without, hooks);
+  const auto& got = static_cast<const gpu::result<C>&>(*got_ptr).msm;
+  CHECK(got.a.to_affine() == want.a.to_affine());
+  CHECK(got.b1.to_affine() == want.b1.to_affine());
+  CHECK(got.b2.to_affine() == want.b2.to_affine());
+  CHECK(got.c.to_affine() == want.c.to_affine());
+  CHECK(got.h.to_affine() == want.h.to_affine());
+  CHECK(std::any_of(spans.begin(), spans.end(), [](const gpu::span& s) { return s.name == "abc"; }));
+  CHECK_FALSE(backend->computes_abc(*fx.key_handle));
+  // a partition with some of a, b, c is refused
+  auto partial = fx.partition();
+  partial->c = memory::buffer<typename C::fr>();
+  CHECK_THROWS_WITH_AS(backend->prove(fx.key_handle, partial), doctest::Contains("c values"), gpu::backend_error);
+}
+
+TEST_CASE("the CPU backend computes a, b and c of a partition that comes without them, as synthesis would") {
+  SUBCASE("bn254") { check_abc_left_to_backend<zk::bn254>("medium"); }
+  SUBCASE("bls12_381") { check_abc_left_to_backend<zk::bls12_381>("small"); }
+}
+
+template <class C>
 void check_threaded_synthesis(const char* size) {
   using fr = typename C::fr;
   fixture<C> fx(size);
