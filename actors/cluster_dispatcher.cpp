@@ -139,7 +139,9 @@ proof_checker_actor::behavior_type proof_checker(proof_checker_actor::pointer,
         v.verify_ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - t0)
                           .count();
-        if (!v.problem.empty() || job.cancelled.load(std::memory_order_acquire)) return v;
+        // Claimed by the dispatcher before it asked: written whatever a
+        // cancel says now (the job completes once this is reported).
+        if (!v.problem.empty()) return v;
         if (job.returns_outputs()) {  // the proof goes back in the job's report, not to a file
           v.proof_json = p.proof_json;
           v.public_json = p.public_json;
@@ -303,14 +305,28 @@ void on_result(cluster_pointer self, const partition_result& r) {
                partition_failure{job.seq, part.index, spans, r.error});
     return;
   }
-  // Checked, and written if it verifies, on the checker's thread.
+  // Checked, and written if it verifies, on the checker's thread, once the
+  // registry lets it be written (claim_atom: not if the job was cancelled
+  // meanwhile); the registry then waits for its report.
   const uint64_t from = r.node;
-  self->request(st.checker, caf::infinite, check_atom::value,
-                node_proof{lease.part.job, part.index, r.proof_json, r.public_json})
-      .then([=](const node_proof_verdict& v) { on_checked(self, from, lease, spans, v); },
-            [=](caf::error& e) {
-              spdlog::error("cluster: the proof checker failed: {}", self->system().render(e));
-            });
+  auto proof = node_proof{lease.part.job, part.index, r.proof_json, r.public_json};
+  self->request(st.cfg.registry, caf::infinite, claim_atom::value, job.seq, part.index)
+      .then(
+          [=](bool granted) {
+            if (!granted) return;
+            self->request(self->state.checker, caf::infinite, check_atom::value, proof)
+                .then(
+                    [=](const node_proof_verdict& v) { on_checked(self, from, lease, spans, v); },
+                    [=](caf::error& e) {
+                      spdlog::error("cluster: the proof checker failed: {}",
+                                    self->system().render(e));
+                      self->send(self->state.cfg.registry, failed_atom::value,
+                                 partition_failure{proof.job->seq, proof.index, spans,
+                                                   {"", "the coordinator's proof checker failed: " +
+                                                            self->system().render(e)}});
+                    });
+          },
+          [](caf::error&) {});  // the registry is gone: shutting down
 }
 
 void on_checked(cluster_pointer self, uint64_t from, const cluster_lease& lease,
@@ -318,7 +334,7 @@ void on_checked(cluster_pointer self, uint64_t from, const cluster_lease& lease,
   auto& st = self->state;
   const partition_ref& part = lease.part;
   const job_context& job = *part.job;
-  if (cancelled(part)) return;
+  // Claimed: reported whatever a cancel says now (the job waits for it).
   auto nit = st.nodes.find(from);
   cluster_node* node = nit == st.nodes.end() ? nullptr : &nit->second;
   const std::string who = node ? node_name(*node) : "node " + std::to_string(from) + " (gone)";
@@ -329,7 +345,7 @@ void on_checked(cluster_pointer self, uint64_t from, const cluster_lease& lease,
     remember_failure(self, from, part);
     partition_failure f{job.seq, part.index, spans,
                         {"", who + ": its proof fails the coordinator's check: " + v.problem}};
-    f.retryable = true;
+    f.retryable = f.check_failed = true;
     f.spans.gpu = -1;  // the node's backend index means nothing here
     f.spans.backend = who;
     self->send(st.cfg.registry, failed_atom::value, std::move(f));
@@ -340,10 +356,9 @@ void on_checked(cluster_pointer self, uint64_t from, const cluster_lease& lease,
     return;
   }
   if (!v.written) {
-    if (!v.write_error.message.empty())
-      self->send(st.cfg.registry, failed_atom::value,
-                 partition_failure{job.seq, part.index, spans, v.write_error});
-    return;  // else cancelled while it was checked
+    self->send(st.cfg.registry, failed_atom::value,
+               partition_failure{job.seq, part.index, spans, v.write_error});
+    return;
   }
   if (node) ++node->m.proved;
   st.failed_on.erase({job.seq, part.index});

@@ -55,15 +55,30 @@ void spool_inline(control_pointer self, const job_submission& s, const std::stri
     }
 }
 
-/// The first path of `specs` outside the allowed roots, as a message; empty if none.
-std::string path_problem(const control_config& cfg, const std::vector<job_spec>& specs,
+/// The first path of `specs` outside the allowed roots, as a message; empty
+/// if none. Each path checked is replaced by its resolved form (symlinks
+/// followed, as the check saw it): the file is then opened by that name
+/// beneath its root without following any link (base/confined.hpp), so a
+/// link put on the path after this check fails the open instead of leading
+/// elsewhere. Inline witnesses keep their names (they are spooled by name).
+std::string path_problem(const control_config& cfg, std::vector<job_spec>& specs,
                          bool witnesses_inline) {
-  for (const auto& spec : specs) {
-    std::vector<std::string> paths{spec.zkey, spec.out};
-    if (!witnesses_inline) paths.insert(paths.end(), spec.witnesses.begin(), spec.witnesses.end());
-    for (const auto& p : paths)
-      if (!under_roots(p, cfg.allowed_roots))
-        return "job " + in_quotes(spec.id) + ": " + outside_roots_message(p, cfg.allowed_roots);
+  auto resolve = [&](const job_spec& spec, std::string& p) -> std::string {
+    if (!under_roots(p, cfg.allowed_roots))
+      return "job " + in_quotes(spec.id) + ": " + outside_roots_message(p, cfg.allowed_roots);
+    std::error_code ec;
+    auto resolved = fs::weakly_canonical(fs::absolute(p), ec);
+    if (!ec) p = resolved.string();
+    return {};
+  };
+  for (auto& spec : specs) {
+    for (auto* p : {&spec.zkey, &spec.out})
+      if (auto problem = resolve(spec, *p); !problem.empty()) return problem;
+    if (!spec.witness_generator.empty())
+      if (auto problem = resolve(spec, spec.witness_generator); !problem.empty()) return problem;
+    if (!witnesses_inline)
+      for (auto& w : spec.witnesses)
+        if (auto problem = resolve(spec, w); !problem.empty()) return problem;
   }
   return {};
 }

@@ -15,8 +15,11 @@
 //    it. Control parses it with jobs/job_file's rules (parse_jobs, injected
 //    by the app, so actors/ does not depend on jobs/), resolving relative
 //    paths against that path's directory, then requires every zkey, witness
-//    and out path to lie under an allowed root (serve --allow-root; symlinks
-//    resolved).
+//    and out path (and witness generator) to lie under an allowed root
+//    (serve --allow-root; symlinks resolved) and replaces each by its
+//    resolved name. The files are opened later by that name, beneath the
+//    root and without following links (base/confined.hpp), so a link put on
+//    the path while the job waits fails the open.
 //    Inline witnesses are written to the spool directory, removed when the
 //    job completes. Then the registry accepts all the jobs or none.
 //  * Client job ids map to the newest job with that id.

@@ -1,11 +1,13 @@
 // finalizer: one of a pool (N, default 2). For each proved partition it
 // assembles the proof with fresh random r, s, checks it by pairing when the
 // key carries a verifier (a proof that fails is not written: the partition is
-// reported as a retryable failure), writes proof.json and
+// reported as a retryable failure), drops the partition's buffers, releases
+// its reservation, asks the memory manager to purge the arena the buffers
+// came from, asks the registry whether the proof may be written (claim_atom:
+// not if its job was cancelled meanwhile), and if so writes proof.json and
 // public.json (proof_<i>.json / public_<i>.json for a partitioned job)
-// atomically, drops the partition's buffers, releases its reservation, asks
-// the memory manager to purge the arena the buffers came from, and reports
-// the partition done (with its spans) to the registry. Spawned detached in
+// atomically and reports the partition done (with its spans) to the
+// registry. Spawned detached in
 // production (assembly and file writes block), undetached in tests.
 //
 // Memory: the purge request names the arena the partition's buffers came

@@ -101,10 +101,11 @@ void prove_next(gpu_worker_pointer self) {
   if (!result) {
     reservation->release_all();
     const std::string& witness = part.witness();
-    file_error err{witness, witness + ": " + cfg.backend->describe() + ": " + problem};
-    // A backend fault, not an input problem (those fail in synthesis):
+    // A backend fault, not an input problem (those fail in synthesis): no
+    // file is at fault, though the message names the witness it was proving;
     // retryable. The scheduler drops its copy, counts the failure against
     // the device and passes it to the registry, which places the retry.
+    file_error err{"", witness + ": " + cfg.backend->describe() + ": " + problem};
     partition_failure f{part.job->seq, part.index, part.spans, std::move(err), true};
     f.device_lost = lost;
     self->send(cfg.scheduler, failed_atom::value, std::move(f));
@@ -170,6 +171,7 @@ void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
     p.tables_ms = stats.tables_ms;
     p.tables_bytes = stats.tables_bytes;
     p.device_bytes = stats.device_bytes;
+    p.abc_bytes = stats.abc_bytes;
     p.spans = to_run_time(stats.spans, cfg.clock);
     spdlog::debug("gpu {}: key {} ready in {:.1f} ms", cfg.device, key->path,
                   p.prepare.end - p.prepare.start);
@@ -218,6 +220,7 @@ void report_tables(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
     p.tables_ms = stats.tables_ms;
     p.tables_bytes = stats.tables_bytes;
     p.device_bytes = stats.device_bytes;
+    p.abc_bytes = stats.abc_bytes;
     p.spans = to_run_time(stats.spans, st.cfg.clock);
     self->send(st.cfg.keys, prepared_atom::value, key, p);
     list.erase(it);

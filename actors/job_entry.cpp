@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "base/paths.hpp"
+#include "base/text.hpp"
+
 namespace proofline {
 
 bool terminal(partition_state s) {
@@ -10,6 +13,13 @@ bool terminal(partition_state s) {
 }
 
 std::string spec_problem(const job_spec& spec, const job_payload* payload) {
+  // The id reaches logs, status tables and result.json: a control character
+  // in it could start a forged log line or drive a terminal, so it is refused.
+  if (auto at = base::find_control(spec.id); at != std::string_view::npos)
+    return "job \"" + base::escape_controls(spec.id) + "\": field \"id\": control character " +
+           base::escape_controls(
+               spec.id.substr(at, static_cast<unsigned char>(spec.id[at]) == 0xc2 ? 2 : 1)) + " at byte " + std::to_string(at) +
+           "; ids are printable text";
   std::string who = "job \"" + spec.id + "\": ";
   if (spec.id.empty()) return "job has no id";
   if (spec.zkey.empty()) return who + "no zkey";
@@ -35,6 +45,25 @@ job_entry make_entry(uint64_t seq, const job_spec& spec, double start_ms) {
   job.total.start = start_ms;
   job.parts.resize(spec.witnesses.size());
   for (uint32_t i = 0; i < job.parts.size(); ++i) job.parts[i].index = i;
+  return job;
+}
+
+job_entry restored_entry(uint64_t seq, const job_report& report) {
+  job_entry job;
+  job.seq = seq;
+  job.spec.id = report.id;
+  job.spec.out = report.out;
+  job.state = report.state;
+  job.parts = report.partitions;
+  job.total = report.total;
+  for (const auto& p : job.parts)
+    if (terminal(p.state)) {
+      ++job.finished;
+      job.finish_order.push_back(p.index);
+    }
+  bool partition_error = false;
+  for (const auto& p : job.parts) partition_error |= p.state == partition_state::failed;
+  if (report.has_error && !partition_error) job.error = report.error;
   return job;
 }
 
@@ -130,31 +159,63 @@ void finished_jobs::add(uint64_t seq, std::map<uint64_t, job_entry>& jobs) {
   }
 }
 
+std::map<std::string, std::string> live_names::out_identities() const {
+  std::map<std::string, std::string> ids;
+  for (const auto& [out, seq] : outs_) ids.emplace(base::path_identity(out), out);
+  return ids;
+}
+
 std::string live_names::conflict(const job_spec& spec,
                                  const std::map<uint64_t, job_entry>& jobs) const {
+  return conflict(spec, jobs, out_identities());
+}
+
+std::string live_names::conflict(const job_spec& spec, const std::map<uint64_t, job_entry>& jobs,
+                                 const std::map<std::string, std::string>& identities) const {
   if (auto it = ids_.find(spec.id); it != ids_.end()) {
     const auto& live = jobs.at(it->second);
     return "job \"" + spec.id + "\": the id is already used by a live job (#" +
            std::to_string(live.seq) + ", " + to_string(live.state) +
            "); ids of live jobs are unique on a server";
   }
-  if (auto it = outs_.find(spec.out); it != outs_.end()) {
+  // By string first, then by identity (taken now for all of them: a
+  // directory created since a job was admitted changes its path's identity).
+  auto it = outs_.find(spec.out);
+  if (it == outs_.end() && !spec.out.empty())
+    if (auto same = identities.find(base::path_identity(spec.out)); same != identities.end())
+      it = outs_.find(same->second);
+  if (it != outs_.end()) {
     const auto& live = jobs.at(it->second);
     return "job \"" + spec.id + "\": field \"out\": " + spec.out +
            " is the out directory of live job \"" + live.spec.id + "\" (#" +
            std::to_string(live.seq) + ", " + to_string(live.state) +
+           (it->first == spec.out ? "" : ", as " + it->first) +
            "); one would overwrite the other's proofs";
   }
   return {};
 }
 
+bool live_names::out_live(const std::string& out) const {
+  if (out.empty()) return false;
+  if (outs_.count(out)) return true;
+  return out_identities().count(base::path_identity(out)) > 0;
+}
+
 std::string live_names::conflict(const std::vector<job_spec>& specs,
                                  const std::map<uint64_t, job_entry>& jobs) const {
   std::map<std::string, size_t> seen;
+  const auto identities = out_identities();
+  std::map<std::string, const job_spec*> outs;  // path identity -> the spec naming it
   for (const auto& spec : specs) {
-    if (auto problem = conflict(spec, jobs); !problem.empty()) return problem;
+    if (auto problem = conflict(spec, jobs, identities); !problem.empty()) return problem;
     if (!seen.emplace(spec.id, 0).second)
       return "job \"" + spec.id + "\": the id is given twice";
+    if (spec.out.empty()) continue;
+    auto [it, fresh] = outs.emplace(base::path_identity(spec.out), &spec);
+    if (!fresh)
+      return "job \"" + spec.id + "\": field \"out\": " + spec.out +
+             " is also the out directory of job \"" + it->second->id + "\" (as " +
+             it->second->out + "); one would overwrite the other's proofs";
   }
   return {};
 }
@@ -167,8 +228,9 @@ work_order make_order(const job_ptr& ctx, uint32_t index, placement where,
   o.part.job = ctx;
   o.part.index = index;
   o.part.where = where;
-  o.bytes = est.total();
-  o.bulk = est.bulk();
+  // A generator's signals live only during synthesis: released with the inputs.
+  o.bytes = est.total() + ctx->generator_bytes;
+  o.bulk = est.bulk() + ctx->generator_bytes;
   o.pinnable = est.pinnable;
   o.working = est.working;
   return o;

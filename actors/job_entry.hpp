@@ -10,6 +10,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,15 @@ struct job_entry {
   std::optional<file_error> error;  ///< a job-level error (a job without partitions)
   std::vector<caf::typed_response_promise<job_report>> awaiting;
   std::vector<uint32_t> finish_order;  ///< partition indices in the order they finished
+  /// Per partition, the backends whose proofs of it failed the pairing check.
+  std::map<uint32_t, std::vector<std::string>> check_failed_on;
+  /// Partitions whose proofs a finalizer or the cluster's checker was let
+  /// write (claim_atom) and that have not reported yet.
+  std::set<uint32_t> writing;
+  /// Cancelled while partitions were being written: the job completes, as
+  /// cancelled, when the last of them reports.
+  bool cancelling = false;
+  std::vector<caf::typed_response_promise<job_status>> cancel_answers;
 
   bool complete() const {
     return state == job_state::done || state == job_state::failed ||
@@ -47,6 +57,10 @@ struct job_entry {
 /// A new record: `spec` with one queued partition per witness.
 job_entry make_entry(uint64_t seq, const job_spec& spec, double start_ms);
 
+/// The record of a job that completed before a restart, from its report
+/// (make_report gives the report back, under sequence number `seq`).
+job_entry restored_entry(uint64_t seq, const job_report& report);
+
 /// Marks the partitions in `done` finished (a job recovered from the
 /// journal, which verified their proofs before keeping them).
 void mark_recovered(job_entry& job, const std::vector<uint32_t>& done);
@@ -58,7 +72,10 @@ void record_done(partition_report& p, const partition_done& d);
 /// backend and the retries it had.
 void record_failure(partition_report& p, const partition_failure& f);
 
-/// The ids and out directories of live jobs, each unique on a server.
+/// The ids and out directories of live jobs, each unique on a server. Out
+/// directories are compared by what they name (base::path_identity: device
+/// and inode of the part that exists), so a symlink or other alias of a live
+/// job's out directory is found as well.
 class live_names {
  public:
   void add(const job_entry& job);
@@ -71,9 +88,15 @@ class live_names {
   /// twice); empty if they can.
   std::string conflict(const std::vector<job_spec>& specs,
                        const std::map<uint64_t, job_entry>& jobs) const;
-  bool out_live(const std::string& out) const { return outs_.count(out) > 0; }
+  /// Whether `out` names the out directory of a live job.
+  bool out_live(const std::string& out) const;
 
  private:
+  /// path_identity of each live out directory -> that directory as given.
+  std::map<std::string, std::string> out_identities() const;
+  std::string conflict(const job_spec& spec, const std::map<uint64_t, job_entry>& jobs,
+                       const std::map<std::string, std::string>& identities) const;
+
   std::map<std::string, uint64_t> ids_;   ///< id -> seq of every job not yet complete
   std::map<std::string, uint64_t> outs_;  ///< out directory -> seq, likewise
 };

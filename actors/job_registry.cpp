@@ -1,8 +1,15 @@
 #include "actors/job_registry.hpp"
 
+#include <cstring>
+
+#include "witness/generator.hpp"
+#include "zk/curves.hpp"
+#include "zk/formats/error.hpp"
+
 #include <caf/event_based_actor.hpp>
 #include <caf/sec.hpp>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "actors/result_file.hpp"
@@ -17,15 +24,31 @@ job_entry* find_job(job_registry_pointer self, uint64_t seq) {
   return it == self->state.jobs.end() ? nullptr : &it->second;
 }
 
-/// Answers the drain requests once nothing is in flight any more.
+void end_job(job_registry_pointer self, job_entry& job, job_state state);
+
+/// Answers the drain requests once nothing is in flight any more. Without a
+/// journal the jobs left are cancelled first, each with its result.json and
+/// the reason, so their clients learn that they will not be proved.
 void check_drained(job_registry_pointer self) {
   auto& st = self->state;
   if (st.drained.empty() || !st.drain.drained()) return;
   std::vector<job_status> live;
   for (const auto& [seq, job] : st.jobs)
     if (!job.complete()) live.push_back(make_status(job));
-  for (auto& rp : st.drained) rp.deliver(live);
+  auto answers = std::move(st.drained);
   st.drained.clear();
+  if (!st.cfg.journal)
+    for (const auto& s : live) {
+      auto& job = st.jobs.at(s.seq);
+      if (job.ctx) job.ctx->cancelled.store(true, std::memory_order_release);
+      for (auto& p : job.parts)
+        if (!terminal(p.state)) job.finish(p.index, partition_state::cancelled);
+      job.error = file_error{"", "cancelled: the daemon stopped before the job was proved "
+                                 "(without --state its queue is not kept)"};
+      end_job(self, job, job_state::cancelled);
+      tell_listeners(self, s.seq);
+    }
+  for (auto& rp : answers) rp.deliver(live);
 }
 
 /// A partition of job `seq` finished.
@@ -47,7 +70,8 @@ void end_job(job_registry_pointer self, job_entry& job, job_state state) {
   job.payload.reset();  // its witness bytes go with the last partition in flight
   auto report = make_report(job);
   write_result_file(self->state.cfg.ops.write_file, report);
-  if (self->state.cfg.journal) self->send(self->state.cfg.journal, complete_atom::value, job.seq);
+  if (self->state.cfg.journal)
+    self->send(self->state.cfg.journal, complete_atom::value, job.seq, report);
   if (state == job_state::failed)
     spdlog::warn("job {} failed: {}", job.spec.id, report.error.message);
   else if (state == job_state::done)
@@ -57,14 +81,21 @@ void end_job(job_registry_pointer self, job_entry& job, job_state state) {
     spdlog::info("job {} cancelled", job.spec.id);
   for (auto& rp : job.awaiting) rp.deliver(report);
   job.awaiting.clear();
+  for (auto& rp : job.cancel_answers) rp.deliver(make_status(job));
+  job.cancel_answers.clear();
   self->state.drain.ended(job.seq);
   check_drained(self);
   self->state.finished.add(job.seq, self->state.jobs);
 }
 
-/// Completes the job once every partition is done or failed.
+/// Completes the job once every partition is done or failed (a job being
+/// cancelled: once the proofs being written have all reported).
 void complete_if_finished(job_registry_pointer self, job_entry& job) {
   if (job.complete() || job.finished < job.parts.size()) return;
+  if (job.cancelling) {
+    end_job(self, job, job_state::cancelled);
+    return;
+  }
   bool failed = job.parts.empty();
   for (const auto& p : job.parts) failed |= p.state == partition_state::failed;
   end_job(self, job, failed ? job_state::failed : job_state::done);
@@ -129,12 +160,16 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
       [=](stage_atom, uint64_t seq, uint32_t index, partition_state s) {
         on_stage(self, seq, index, s);
       },
+      [=](claim_atom, uint64_t seq, uint32_t index) { return claim(self, seq, index); },
       [=](done_atom, const partition_done& d) { on_done(self, d); },
       [=](failed_atom, const partition_failure& f) { on_failed(self, f); },
       [=](drain_atom) { return drain(self); },
       [=](recover_atom, const std::vector<job_spec>& specs,
           const std::vector<std::vector<uint32_t>>& done) {
         return recover_jobs(self, specs, done);
+      },
+      [=](recover_atom, const std::vector<job_report>& finished) {
+        restore_finished(self, finished);
       },
   };
 }
@@ -184,6 +219,15 @@ caf::result<std::vector<uint64_t>> recover_jobs(job_registry_pointer self,
   return seqs;
 }
 
+void restore_finished(job_registry_pointer self, const std::vector<job_report>& reports) {
+  auto& st = self->state;
+  for (const auto& r : reports) {
+    uint64_t seq = st.next_seq++;
+    st.jobs[seq] = restored_entry(seq, r);
+    st.finished.add(seq, st.jobs);
+  }
+}
+
 uint64_t admit(job_registry_pointer self, const job_spec& spec,
                const std::vector<uint32_t>& done, const payload_ptr& payload) {
   auto& st = self->state;
@@ -227,6 +271,34 @@ void on_key(job_registry_pointer self, const std::string& path, const key_load_r
     if (auto* job = find_job(self, seq)) fail_job(self, *job, r.error);
 }
 
+namespace {
+
+/// Opens a job's witness generator and checks it against the job's key;
+/// sets `bytes` to what one witness computation takes. Empty message: fits.
+file_error check_generator(const std::string& path, const zk::groth16::proving_key_base& key,
+                           uint64_t& bytes) {
+  try {
+    auto gen = witness::generator::open(path);
+    std::vector<uint8_t> prime(key.info.n8r);
+    zk::visit_curve(key.info.curve, [&](auto curve) {
+      using C = decltype(curve);
+      const auto m = C::fr::modulus();
+      std::memcpy(prime.data(), m.l, std::min<size_t>(prime.size(), sizeof(m.l)));
+    });
+    std::string problem = gen->check_key(prime.data(), static_cast<uint32_t>(prime.size()),
+                                         key.info.n_vars, key.path);
+    if (!problem.empty()) return {path, path + ": " + problem};
+    bytes = gen->reservation_bytes();
+    return {};
+  } catch (const zk::formats::format_error& e) {
+    return {e.file(), e.what()};
+  } catch (const std::exception& e) {
+    return {path, path + ": " + e.what()};
+  }
+}
+
+}  // namespace
+
 size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
                   const zk::groth16::key_ptr& key) {
   std::vector<work_order> orders;
@@ -239,6 +311,15 @@ size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
     ctx->spec = job->spec;
     ctx->key = key;
     ctx->payload = job->payload;
+    if (!job->spec.witness_generator.empty()) {
+      // Loaded once per process (dlopen keeps it) and checked against the
+      // key before any memory is reserved: a wrong generator fails the job.
+      file_error problem = check_generator(job->spec.witness_generator, *key, ctx->generator_bytes);
+      if (!problem.message.empty()) {
+        fail_job(self, *job, problem);
+        continue;
+      }
+    }
     job->ctx = ctx;
     ++started;
     for (uint32_t i = 0; i < job->parts.size(); ++i)
@@ -264,21 +345,22 @@ void on_stage(job_registry_pointer self, uint64_t seq, uint32_t index, partition
     job->state = job_state::proving;
 }
 
+bool claim(job_registry_pointer self, uint64_t seq, uint32_t index) {
+  auto* job = find_job(self, seq);
+  if (!job || job->complete() || job->cancelling || index >= job->parts.size() ||
+      terminal(job->parts[index].state))
+    return false;
+  job->writing.insert(index);
+  return true;
+}
+
 void on_done(job_registry_pointer self, const partition_done& d) {
   auto* job = find_job(self, d.job_seq);
-  if (!job || d.index >= job->parts.size()) return;
+  if (!job || job->complete() || d.index >= job->parts.size()) return;
+  job->writing.erase(d.index);
   auto& p = job->parts[d.index];
-  // A finalizer wrote this proof while the cancel was on its way: the proof
-  // stays, so result.json lists it (unless another job owns the out
-  // directory by now).
-  const bool late = job->state == job_state::cancelled && p.state == partition_state::cancelled &&
-                    !self->state.live.out_live(job->spec.out);
-  if (!late && terminal(p.state)) return;
+  if (terminal(p.state)) return;
   record_done(p, d);
-  if (late) {
-    write_result_file(self->state.cfg.ops.write_file, make_report(*job));
-    return;
-  }
   if (self->state.cfg.journal)
     self->send(self->state.cfg.journal, done_atom::value, d.job_seq, d.index);
   job->finish(d.index, partition_state::done);
@@ -287,9 +369,36 @@ void on_done(job_registry_pointer self, const partition_done& d) {
   left_flight(self, d.job_seq);
 }
 
-void on_failed(job_registry_pointer self, const partition_failure& f) {
-  auto* job = find_job(self, f.job_seq);
-  if (!job || f.index >= job->parts.size() || terminal(job->parts[f.index].state)) return;
+/// Failure `f` of a partition of `job`, or, when the partition's proofs
+/// failed their pairing check on two backends (retry_policy.hpp's
+/// witness_at_fault), an input error naming its witness, not retried.
+partition_failure judged(job_registry_pointer self, job_entry& job, const partition_failure& f) {
+  if (!f.check_failed) return f;
+  auto& failed_on = job.check_failed_on[f.index];
+  failed_on.push_back(f.spans.backend.empty() ? "its backend" : f.spans.backend);
+  const auto& t = self->state.cfg.retries;
+  const bool only_backend = f.spans.gpu >= 0 && t.devices == 1 && !t.fallback;
+  if (!witness_at_fault(failed_on, only_backend)) return f;
+  std::string backends;
+  for (std::size_t i = 0; i < failed_on.size(); ++i)
+    backends += (i == 0 ? "" : i + 1 == failed_on.size() ? " and " : ", ") + failed_on[i];
+  const std::string witness =
+      f.index < job.spec.witnesses.size() ? job.spec.witnesses[f.index] : std::string("witness");
+  partition_failure w = f;
+  w.retryable = false;
+  w.device_lost = false;
+  w.error = {witness, fmt::format("{}: the witness does not satisfy the circuit of {}: its "
+                                  "proofs failed the pairing check on {}, not a backend fault",
+                                  witness, job.spec.zkey, backends)};
+  return w;
+}
+
+void on_failed(job_registry_pointer self, const partition_failure& failure) {
+  auto* job = find_job(self, failure.job_seq);
+  if (!job || job->complete() || failure.index >= job->parts.size()) return;
+  job->writing.erase(failure.index);
+  if (terminal(job->parts[failure.index].state)) return;
+  const partition_failure f = judged(self, *job, failure);
   auto& p = job->parts[f.index];
   std::optional<placement> again;
   if (f.retryable && job->ctx && !job->ctx->cancelled.load(std::memory_order_acquire))
@@ -340,21 +449,34 @@ caf::result<job_report> await_job(job_registry_pointer self, uint64_t seq) {
 caf::result<job_status> cancel_job(job_registry_pointer self, uint64_t seq) {
   auto* job = find_job(self, seq);
   if (!job) return no_job(seq);
-  if (job->complete())
-    return caf::make_error(caf::sec::invalid_argument, "job \"" + job->spec.id +
-                                                           "\" already finished (" +
-                                                           to_string(job->state) + ")");
+  if (job->complete() || job->cancelling)
+    return caf::make_error(caf::sec::invalid_argument,
+                           "job \"" + job->spec.id + "\" already finished (" +
+                               (job->cancelling ? std::string("cancelled") : to_string(job->state)) +
+                               ")");
   // Stages in flight see the flag and drop the job's partitions; their
-  // reservations then return its memory.
+  // reservations then return its memory. Proofs being written (claimed)
+  // are not dropped: the job completes once they report, so its record
+  // lists every proof that reaches the disk.
   if (job->ctx) job->ctx->cancelled.store(true, std::memory_order_release);
   for (auto& p : job->parts)
-    if (!terminal(p.state)) job->finish(p.index, partition_state::cancelled);
-  end_job(self, *job, job_state::cancelled);
+    if (!terminal(p.state) && !job->writing.count(p.index))
+      job->finish(p.index, partition_state::cancelled);
   std::string id = job->spec.id;
   self->request(self->state.cfg.memory, caf::infinite, cancel_atom::value, seq)
       .then([=](uint64_t dropped) {
         spdlog::debug("job {}: the memory manager dropped {} queued partition(s)", id, dropped);
       });
+  if (!job->writing.empty()) {
+    job->cancelling = true;
+    auto rp = self->make_response_promise<job_status>();
+    job->cancel_answers.push_back(rp);
+    spdlog::debug("job {}: cancelled once {} proof(s) being written are", id,
+                  job->writing.size());
+    tell_listeners(self, seq);
+    return rp;
+  }
+  end_job(self, *job, job_state::cancelled);
   tell_listeners(self, seq);
   return make_status(*job);
 }

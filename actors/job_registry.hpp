@@ -11,10 +11,19 @@
 // budget, backend error); its other partitions still run and their proofs are
 // kept.
 //
+// One record: a job's entry is the only source of its result.json, of the
+// reports its awaiters get (the run summary and report, `await`) and of the
+// journal's finished record, all made once, when the job completes. A proof
+// reaches the disk only after the registry let it be written (claim_atom),
+// and a job never completes while a proof it let be written has not
+// reported, so the record lists exactly the proofs on disk.
+//
 // Remote control: ids of live jobs are unique (a submission reusing one is
-// refused); cancel marks the job's unfinished partitions cancelled, completes
-// the job at once, sets job_context::cancelled so stages drop its partitions
-// in flight, and asks the memory manager to drop its queued requests. Watching
+// refused); cancel marks the job's unfinished partitions cancelled (but for
+// those being written), sets job_context::cancelled so stages drop its
+// partitions in flight, asks the memory manager to drop its queued requests
+// and completes the job once the proofs being written have reported
+// (milliseconds: a file write), refusing every later claim. Watching
 // is control's long poll (actors/control_watch.cpp): the registry answers what
 // a job finished past a cursor (job_entry::finish_order) and tells its
 // listeners each time a job has news.
@@ -100,6 +109,9 @@ uint64_t admit(job_registry_pointer self, const job_spec& spec,
 caf::result<std::vector<uint64_t>> recover_jobs(job_registry_pointer self,
                                                 const std::vector<job_spec>& specs,
                                                 const std::vector<std::vector<uint32_t>>& done);
+/// Enters jobs finished before a restart as completed (journaled reports,
+/// oldest first); see job_registry_actor.
+void restore_finished(job_registry_pointer self, const std::vector<job_report>& reports);
 /// Accepts all of `specs` or none (an id live already, or given twice).
 caf::result<std::vector<uint64_t>> submit_all(job_registry_pointer self,
                                               const std::vector<job_spec>& specs);
@@ -120,6 +132,9 @@ void on_key(job_registry_pointer self, const std::string& path, const key_load_r
 size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
                   const zk::groth16::key_ptr& key);
 void on_stage(job_registry_pointer self, uint64_t seq, uint32_t index, partition_state s);
+/// Whether partition `index` of job `seq` may have its proof written; see
+/// job_registry_actor (claim_atom).
+bool claim(job_registry_pointer self, uint64_t seq, uint32_t index);
 void on_done(job_registry_pointer self, const partition_done& d);
 void on_failed(job_registry_pointer self, const partition_failure& f);
 caf::result<job_status> status_of(job_registry_pointer self, uint64_t seq);

@@ -1,10 +1,13 @@
 #include "actors/journal.hpp"
 
+#include <caf/binary_deserializer.hpp>
+#include <caf/binary_serializer.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/sec.hpp>
 
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -82,14 +85,40 @@ void release_spool(journal_pointer self, uint64_t seq) {
   st.spooled.erase(it);
 }
 
-void on_complete(journal_pointer self, uint64_t seq) {
-  auto it = self->state.jids.find(seq);
-  if (it == self->state.jids.end()) return;
+/// `report` in the store's record format (CAF's binary serialization).
+std::string encode(journal_pointer self, job_report report) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{self->system(), buf};
+  if (auto err = sink(report)) throw std::runtime_error(self->system().render(err));
+  return std::string(buf.begin(), buf.end());
+}
+
+/// The report a finished record holds; false if it does not decode.
+bool decode(journal_pointer self, const std::string& record, job_report& report) {
+  caf::binary_deserializer source{self->system(), record.data(), record.size()};
+  return !source(report) && source.remaining() == 0;
+}
+
+/// Job `jid` (0: not journaled) finished with `report`: kept among the
+/// finished jobs.
+void keep_finished(journal_pointer self, int64_t jid, const job_report& report) {
+  auto& cfg = self->state.cfg;
   try {
-    self->state.cfg.store->remove_job(it->second);
+    cfg.store->finish_job(jid, report.id, encode(self, report), cfg.keep_finished,
+                          cfg.keep_finished_bytes);
   } catch (const std::exception& e) {
     spdlog::error("journal: {}", e.what());
   }
+}
+
+void on_complete(journal_pointer self, uint64_t seq, const job_report& report) {
+  auto it = self->state.jids.find(seq);
+  if (it == self->state.jids.end()) {
+    // A recovered job that completed before the registry's answer mapped it.
+    if (self->state.recovering) self->state.early[seq] = report;
+    return;
+  }
+  keep_finished(self, it->second, report);
   self->state.jids.erase(it);
   release_spool(self, seq);
 }
@@ -151,25 +180,60 @@ void requeue(journal_pointer self, const std::shared_ptr<recovery>& r,
                 continue;
               }
               if (!finished) continue;  // not recovered: kept for the next start
-              try {
-                st.cfg.store->remove_job(r->jobs[i].jid);
-              } catch (const std::exception& e) {
-                spdlog::error("journal: {}", e.what());
+              if (auto early = st.early.find(seqs[i]); seqs[i] != 0 && early != st.early.end()) {
+                keep_finished(self, r->jobs[i].jid, early->second);
+              } else {
+                try {
+                  st.cfg.store->remove_job(r->jobs[i].jid);
+                } catch (const std::exception& e) {
+                  spdlog::error("journal: {}", e.what());
+                }
               }
               if (seqs[i] != 0) ended.push_back(seqs[i]);
             }
+            st.recovering = false;
+            st.early.clear();
             for (auto seq : ended) release_spool(self, seq);
             spdlog::info("journal: re-queued {} job(s) from {}; {} finished partition(s) kept",
                          seqs.size(), self->state.cfg.store->path(), kept);
           },
           [=](caf::error& e) {
+            self->state.recovering = false;
+            self->state.early.clear();
             spdlog::error("journal: the registry refused the journaled jobs: {}",
                           self->system().render(e));
           });
 }
 
+/// The finished jobs' reports to the registry, before the unfinished jobs
+/// are queued again (one sender, so they arrive first and keep the older
+/// sequence numbers).
+void restore_finished(journal_pointer self, const job_registry_actor& registry) {
+  std::vector<std::string> records;
+  try {
+    records = self->state.cfg.store->finished();
+  } catch (const std::exception& e) {
+    spdlog::error("journal: {}", e.what());
+    return;
+  }
+  std::vector<job_report> reports;
+  for (const auto& rec : records) {
+    job_report r;
+    if (decode(self, rec, r))
+      reports.push_back(std::move(r));
+    else
+      spdlog::warn("journal: {}: a finished job's record does not decode; skipped",
+                   self->state.cfg.store->path());
+  }
+  if (reports.empty()) return;
+  spdlog::info("journal: {} finished job(s) from {} answered for again", reports.size(),
+               self->state.cfg.store->path());
+  self->send(registry, recover_atom::value, std::move(reports));
+}
+
 void recover(journal_pointer self, const job_registry_actor& registry,
              const key_cache_actor& keys) {
+  restore_finished(self, registry);
   auto r = std::make_shared<recovery>();
   try {
     r->jobs = self->state.cfg.store->pending();
@@ -178,6 +242,7 @@ void recover(journal_pointer self, const job_registry_actor& registry,
     return;
   }
   if (r->jobs.empty()) return;
+  self->state.recovering = true;
   r->verified.resize(r->jobs.size());
   for (const auto& job : r->jobs)
     if (auto n = remove_partial_files(job.spec.out))
@@ -246,7 +311,9 @@ journal_actor::behavior_type journal(journal_pointer self, journal_config cfg) {
         return record(self, seqs, specs);
       },
       [=](done_atom, uint64_t seq, uint32_t index) { on_done(self, seq, index); },
-      [=](complete_atom, uint64_t seq) { on_complete(self, seq); },
+      [=](complete_atom, uint64_t seq, const job_report& report) {
+        on_complete(self, seq, report);
+      },
       [=](recover_atom, const job_registry_actor& registry, const key_cache_actor& keys) {
         recover(self, registry, keys);
       },

@@ -13,9 +13,13 @@
 // written, complete when a job is done, failed or cancelled. Registry
 // sequence numbers change across restarts; the journal maps them to its own
 // job keys. A write that fails is logged; a failed record fails the
-// submission's answer (its jobs still run, unjournaled).
+// submission's answer (its jobs still run, unjournaled). A job's completion
+// carries its report (the record result.json was written from), which the
+// store keeps among the finished jobs, bounded as the registry bounds them.
 //
-// Recovery (recover, once at start): every journaled job is queued again
+// Recovery (recover, once at start): the finished jobs' reports go to the
+// registry first, so `status` and `await` answer for them as before the
+// restart (up to --keep-finished); then every journaled job is queued again
 // with the registry. Partitions journaled as done are kept only if their
 // proof and public files exist and verify against the job's key (fetched
 // from the key cache, which keeps it warm for the job); the others are proved
@@ -27,6 +31,7 @@
 // directory may move between runs.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -45,6 +50,10 @@ struct journal_config {
   std::function<std::string(const zk::groth16::key_ptr& key, const std::string& proof_file,
                             const std::string& public_file)>
       check_proof;
+  /// Finished jobs kept (records, and their bytes): --keep-finished and
+  /// --keep-finished-bytes; 0: no limit.
+  std::size_t keep_finished = 0;
+  std::size_t keep_finished_bytes = 0;
 };
 
 struct journal_state {
@@ -55,6 +64,10 @@ struct journal_state {
   /// are not finished (a job left in the journal counts for good).
   std::map<std::string, uint32_t> spool_users;
   std::map<uint64_t, std::vector<std::string>> spooled;  ///< recovered job seq -> its spool files
+  /// Recovery under way: completions of jobs not mapped yet (recovered
+  /// jobs whose partitions were all done) wait here for the registry's answer.
+  bool recovering = false;
+  std::map<uint64_t, job_report> early;
 };
 
 using journal_pointer = journal_actor::stateful_pointer<journal_state>;

@@ -292,6 +292,8 @@ void journal_store::open_and_check() {
        "witnesses TEXT NOT NULL)");
   exec("CREATE TABLE IF NOT EXISTS parts(jid INTEGER NOT NULL, idx INTEGER NOT NULL, "
        "PRIMARY KEY(jid, idx))");
+  exec("CREATE TABLE IF NOT EXISTS finished(fid INTEGER PRIMARY KEY AUTOINCREMENT, "
+       "id TEXT NOT NULL, record BLOB NOT NULL)");
   {
     statement get(db_, "SELECT value FROM meta WHERE key = 'format'");
     if (!get) fail("cannot read the journal's format");
@@ -436,13 +438,65 @@ void journal_store::mark_done(int64_t jid, uint32_t index) {
 
 void journal_store::remove_job(int64_t jid) {
   exec("BEGIN IMMEDIATE");
+  forget(jid);
+  exec("COMMIT");
+}
+
+void journal_store::forget(int64_t jid) {
   for (const char* sql : {"DELETE FROM parts WHERE jid = ?1", "DELETE FROM jobs WHERE jid = ?1"}) {
     statement del(db_, sql);
     if (!del) fail("cannot forget a finished job");
     sqlite3_bind_int64(del.get(), 1, jid);
     if (sqlite3_step(del.get()) != SQLITE_DONE) fail("cannot forget a finished job");
   }
+}
+
+void journal_store::finish_job(int64_t jid, const std::string& id, const std::string& record,
+                               std::size_t keep, std::size_t keep_bytes) {
+  exec("BEGIN IMMEDIATE");
+  if (jid > 0) forget(jid);
+  {
+    statement put(db_, "INSERT INTO finished(id, record) VALUES(?1, ?2)");
+    if (!put) fail("cannot record finished job \"" + id + "\"");
+    bind_text(put.get(), 1, id);
+    sqlite3_bind_blob(put.get(), 2, record.data(), static_cast<int>(record.size()),
+                      SQLITE_TRANSIENT);
+    if (sqlite3_step(put.get()) != SQLITE_DONE) fail("cannot record finished job \"" + id + "\"");
+  }
+  // The newest records within both limits stay (the newest always); the
+  // rest are deleted, oldest first, as the registry forgets them.
+  int64_t oldest_kept = 0;
+  {
+    statement sizes(db_, "SELECT fid, length(record) FROM finished ORDER BY fid DESC");
+    if (!sizes) fail("cannot read the finished jobs");
+    std::size_t n = 0, bytes = 0;
+    while (sqlite3_step(sizes.get()) == SQLITE_ROW) {
+      bytes += static_cast<std::size_t>(sqlite3_column_int64(sizes.get(), 1));
+      ++n;
+      if (n > 1 && ((keep > 0 && n > keep) || (keep_bytes > 0 && bytes > keep_bytes))) break;
+      oldest_kept = sqlite3_column_int64(sizes.get(), 0);
+    }
+  }
+  {
+    statement del(db_, "DELETE FROM finished WHERE fid < ?1");
+    if (!del) fail("cannot forget old finished jobs");
+    sqlite3_bind_int64(del.get(), 1, oldest_kept);
+    if (sqlite3_step(del.get()) != SQLITE_DONE) fail("cannot forget old finished jobs");
+  }
   exec("COMMIT");
+}
+
+std::vector<std::string> journal_store::finished() const {
+  std::vector<std::string> out;
+  statement get(db_, "SELECT record FROM finished ORDER BY fid");
+  if (!get) fail("cannot read the finished jobs");
+  int rc;
+  while ((rc = sqlite3_step(get.get())) == SQLITE_ROW) {
+    auto p = static_cast<const char*>(sqlite3_column_blob(get.get(), 0));
+    out.emplace_back(p ? p : "", static_cast<std::size_t>(sqlite3_column_bytes(get.get(), 0)));
+  }
+  if (rc != SQLITE_DONE) fail("cannot read the finished jobs");
+  return out;
 }
 
 std::vector<journaled_job> journal_store::pending() const {

@@ -10,9 +10,16 @@
 //       of paths, and of {"in_state": path} for those under DIR (spooled
 //       inline witnesses), relative to it, so DIR may move between runs
 //   parts(jid, idx)  one row per partition whose proof is written
+//   finished(fid INTEGER PRIMARY KEY, id, record)
+//       one row per journaled job that finished (done, failed, cancelled),
+//       oldest first; record is the job's report (job_report) as the journal
+//       actor serialized it, so a restarted serve answers status and await
+//       for it as before; bounded like the registry's finished jobs
+//       (--keep-finished, --keep-finished-bytes as bytes of records)
 //   meta 'session'   'open' while a serve has the file, 'closed' after a
 //                    clean close (absent in files of older versions: closed)
-// A finished job (done, failed, cancelled) is deleted with its parts.
+// A finished job (done, failed, cancelled) leaves jobs and parts for
+// finished in one transaction.
 //
 // Every write is one transaction; the file runs in WAL mode with
 // synchronous=FULL, so a commit survives a crash of the process and of the
@@ -40,6 +47,7 @@
 // journal.sqlite alone is then the whole journal.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -81,6 +89,15 @@ class journal_store {
   void mark_done(int64_t jid, uint32_t index);
   /// Forgets job `jid` and its partitions.
   void remove_job(int64_t jid);
+  /// Job `jid` (0: one not journaled while it ran) finished with report
+  /// `record` (serialized by the caller): in one transaction it leaves jobs
+  /// and parts and is added to finished; then only the newest `keep`
+  /// records (0: all) whose sizes sum to at most `keep_bytes` (0: no limit)
+  /// stay, the newest always.
+  void finish_job(int64_t jid, const std::string& id, const std::string& record,
+                  std::size_t keep, std::size_t keep_bytes);
+  /// The records of finished jobs, oldest first.
+  std::vector<std::string> finished() const;
   /// Every job the file holds, oldest first, witness paths absolute.
   std::vector<journaled_job> pending() const;
   /// Checkpoints every write into journal.sqlite, marks the session closed
@@ -90,6 +107,7 @@ class journal_store {
 
  private:
   void exec(const char* sql) const;
+  void forget(int64_t jid);  ///< deletes job `jid` and its parts, inside a transaction
   [[noreturn]] void fail(const std::string& what) const;
   void open_and_check();  ///< opens path_, checks it and creates the tables
   void create();          ///< a new journal, written beside path_ and renamed to it

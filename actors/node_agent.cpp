@@ -133,7 +133,14 @@ void on_assign(node_agent_pointer self, const remote_partition& rp) {
   job_spec spec;
   spec.id = rp.job_id + "/" + std::to_string(rp.index) + "@lease-" +
             std::to_string(st.generation) + "-" + std::to_string(rp.lease);
-  spec.zkey = rp.zkey;
+  // Paths are checked here and opened by their resolved names beneath the
+  // roots without following links (base/confined.hpp), as control does.
+  auto resolved = [](const std::string& p) {
+    std::error_code ec;
+    auto r = fs::weakly_canonical(fs::absolute(p), ec);
+    return ec ? p : r.string();
+  };
+  spec.zkey = resolved(rp.zkey);
   spec.single = true;
   spec.out = (fs::path(scratch) / "out").string();
   spec.prio = rp.prio;
@@ -158,7 +165,7 @@ void on_assign(node_agent_pointer self, const remote_partition& rp) {
     refuse_lease(self, rp, {rp.witness, outside_roots_message(rp.witness, st.cfg.allowed_roots)});
     return;
   } else {
-    spec.witnesses.push_back(rp.witness);
+    spec.witnesses.push_back(resolved(rp.witness));
   }
   node_lease lease{st.generation, rp.lease, rp.job_seq, scratch, false};
   self->request(st.cfg.registry, caf::infinite, submit_atom::value, spec)

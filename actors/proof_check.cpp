@@ -1,9 +1,13 @@
 #include "actors/proof_check.hpp"
 
-#include <fstream>
-#include <iterator>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <optional>
 
+#include "base/confined.hpp"
 #include "zk/curves.hpp"
 #include "zk/formats/proof_json.hpp"
 #include "zk/groth16/verifier.hpp"
@@ -13,13 +17,33 @@ namespace proofline {
 
 namespace {
 
-/// A file's bytes, at most `limit` + 1 of them; nullopt when it cannot be read.
+/// A file's bytes, at most `limit` + 1 of them; nullopt when it cannot be
+/// read. Under the process's confinement (serve) it is opened beneath its
+/// allowed root without following links.
 std::optional<std::string> read_at_most(const std::string& path, std::size_t limit) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
+  int fd;
+  if (const auto* c = base::process_confinement()) {
+    std::string why;
+    fd = c->open_file(path, O_RDONLY | O_NONBLOCK, why);
+  } else {
+    fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  }
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return std::nullopt;
+  }
   std::string text(limit + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
+  std::size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  text.resize(got);
   return text;
 }
 

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <memory>
 
+#include "memory/arena.hpp"
+#include "witness/generator.hpp"
 #include "zk/curves.hpp"
 #include "zk/formats/atomic_file.hpp"
 #include "zk/formats/error.hpp"
@@ -36,12 +38,34 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const synthesi
   auto t0 = clock::now();
   p->witness = memory::buffer<scalar>(k.info.n_vars, src);
   const witness_source& w = req.witness;
-  if (w.data)
+  bool generated = false;
+  uint64_t generator_bytes = 0;
+  if (!w.generator.empty()) {
+    // The witness from the input, computed on this thread (so in this
+    // synthesizer's arena) straight into the partition's witness buffer.
+    auto gen = witness::generator::open(w.generator);
+    const auto prime = fr::modulus();
+    if (auto problem = gen->check_key(prime.l, C::fr_bytes, k.info.n_vars, key->path);
+        !problem.empty())
+      throw zk::formats::format_error(w.generator, problem);
+    const uint64_t before = memory::thread_allocated_bytes();
+    witness::input_values values = gen->read_inputs(w.name);
+    gen->calculate(w.name, values, p->witness.data());
+    const uint64_t after = memory::thread_allocated_bytes();
+    generator_bytes = after > before ? after - before : 0;
+    generated = true;
+    if (!w.keep_path.empty())
+      zk::formats::write_file_atomic(w.keep_path, witness::wtns_bytes(*gen, p->witness.data()));
+  } else if (w.data)
     zk::formats::read_witness<C>(zk::formats::memory_file{w.name, w.data, w.size}, k,
                                  p->witness.data(), threads);
   else
     zk::formats::read_witness<C>(w.name, k, p->witness.data(), threads);
   double read_us = us_since(t0);
+  if (!req.abc && model == zk::groth16::synthesis_model::plain) {
+    timing = {read_us, 0, threads, true};  // the backends compute a, b, c
+    return p;
+  }
   t0 = clock::now();
   p->a = memory::buffer<fr>(k.info.domain_size, src);
   p->b = memory::buffer<fr>(k.info.domain_size, src);
@@ -56,7 +80,7 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const synthesi
     zk::groth16::synthesize_abc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data(),
                                    threads);
   }
-  timing = {read_us, us_since(t0), threads, true};
+  timing = {read_us, generated, generator_bytes, us_since(t0), threads, true};
   return p;
 }
 

@@ -34,6 +34,11 @@ struct witness_source {
   /// null: read the file at `name`.
   const void* data = nullptr;
   uint64_t size = 0;
+  /// A witness generator (witness/generator.hpp): `name` is then an
+  /// input.json, and the witness is computed from it.
+  std::string generator;
+  /// With a generator: where to write the computed witness too (.wtns); empty: nowhere.
+  std::string keep_path;
 };
 
 /// What one synthesis is given: the witness, where its buffers come from,
@@ -42,11 +47,16 @@ struct synthesis_request {
   witness_source witness;
   memory::source buffers;
   unsigned threads = 1;
+  /// Compute a, b, c; false leaves them to the backends (every backend the
+  /// partition may go to computes them: gpu::backend::computes_abc).
+  bool abc = true;
 };
 
 /// Where one synthesis spent its time, for the SYNTH_TIMING log line.
 struct synthesis_timing {
-  double read_witness_us = 0;  ///< reading and checking the .wtns
+  double read_witness_us = 0;  ///< reading and checking the .wtns, or computing it from the input
+  bool generated = false;      ///< the witness was computed by a generator
+  uint64_t generator_bytes = 0;  ///< bytes the generator allocated on this thread (jemalloc), 0 unknown
   double abc_us = 0;           ///< a = A·w and b = B·w from the key's coefficients, c = a∘b
   unsigned threads = 1;        ///< threads a, b, c were computed on
   bool recorded = false;       ///< false: the op in use does not report (test fakes)
@@ -57,9 +67,10 @@ struct prover_ops {
   /// in a key loader. Throws zk::formats::format_error naming the file.
   std::function<zk::groth16::key_ptr(const std::string& zkey)> load_key;
 
-  /// Reads the witness for `key` and computes a, b, c, with every buffer
-  /// from `req.buffers`, on up to `req.threads` threads; fills `timing` when
-  /// it measures its steps. Throws format_error naming the witness.
+  /// Reads the witness for `key` and computes a, b, c (unless `req.abc` is
+  /// false), with every buffer from `req.buffers`, on up to `req.threads`
+  /// threads; fills `timing` when it measures its steps. Throws
+  /// format_error naming the witness.
   std::function<gpu::partition_ptr(const zk::groth16::key_ptr& key, const synthesis_request& req,
                                    synthesis_timing& timing)>
       synthesize;

@@ -28,6 +28,7 @@ json partition_json(const partition_report& p) {
   json spans = json::object();
   if (p.spans.memory.recorded()) spans["memory"] = span_json(p.spans.memory);
   if (p.spans.synthesize.recorded()) spans["synthesize"] = span_json(p.spans.synthesize);
+  if (p.spans.witness.recorded()) spans["witness"] = span_json(p.spans.witness);
   if (p.spans.prove.recorded()) spans["prove"] = span_json(p.spans.prove);
   if (p.spans.finalize.recorded()) spans["finalize"] = span_json(p.spans.finalize);
   j["spans_ms"] = spans;

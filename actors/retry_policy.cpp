@@ -17,6 +17,12 @@ std::optional<placement> next_placement(const retry_targets& t, uint32_t retries
   return std::nullopt;
 }
 
+bool witness_at_fault(const std::vector<std::string>& failed_on, bool only_backend) {
+  for (std::size_t i = 1; i < failed_on.size(); ++i)
+    if (failed_on[i] != failed_on[0]) return true;
+  return only_backend && failed_on.size() >= 2;
+}
+
 std::string placement_text(const placement& again, int32_t failed_on,
                            const std::string& failed_name) {
   if (again.device < 0) return "any backend";

@@ -9,11 +9,17 @@
 //
 // With one backend and no fallback a partition is retried once. The job
 // registry asks; the scheduler places the retry (actors/scheduler.hpp).
+//
+// A proof that fails its pairing check on two backends for the same witness
+// (or twice on the only backend there is) is not a backend's fault: the
+// witness does not satisfy the circuit. The registry then fails the
+// partition as an input error naming the witness and retries no further.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "messages/catalogue.hpp"
 
@@ -34,6 +40,13 @@ inline constexpr uint32_t max_placed_retries = 2;
 /// `failed_on` (-1: unknown), or nothing when the partition should fail.
 std::optional<placement> next_placement(const retry_targets& t, uint32_t retries,
                                         int32_t failed_on, bool device_lost);
+
+/// Whether the pairing-check failures of one partition, on the backends
+/// `failed_on` (names, in order: "cuda:0", "cpu:fallback", a node's name),
+/// show that its witness does not satisfy the circuit: two different
+/// backends failed it, or, when `only_backend` (a runtime proving on one
+/// backend and no other), that one backend failed it twice.
+bool witness_at_fault(const std::vector<std::string>& failed_on, bool only_backend);
 
 /// Where `again` sends a partition that failed on backend `failed_on`
 /// (named `failed_name`), as a log line says it: "any backend", "a backend

@@ -69,7 +69,12 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
     // witness, a, b, c into the pool block when there is one (no copy before
     // the upload); otherwise into this synthesizer's arena.
     const job_payload::bytes bytes = part.job->witness_bytes(part.index);
-    synthesis_request req{{witness, bytes.data, bytes.size},
+    const job_spec& spec = part.job->spec;
+    std::string keep;
+    if (!spec.witness_generator.empty() && spec.keep_witness && !part.job->returns_outputs())
+      keep = part.job->out_path(spec.single ? "witness.wtns"
+                                            : "witness_" + std::to_string(part.index) + ".wtns");
+    synthesis_request req{{witness, bytes.data, bytes.size, spec.witness_generator, keep},
                           g.block ? g.block->buffers() : cfg.source,
                           std::max<uint32_t>(1, g.threads)};
     data = cfg.synthesize(part.job->key, req, t);
@@ -80,6 +85,12 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
     error = {witness, witness + ": " + e.what()};
   }
   part.spans.synthesize.end = cfg.clock.now_ms();
+  if (t.recorded && t.generated) {
+    // Witness generation runs first inside the synthesis.
+    part.spans.witness.start = part.spans.synthesize.start;
+    part.spans.witness.end = std::min(part.spans.synthesize.end,
+                                      part.spans.synthesize.start + t.read_witness_us / 1000.0);
+  }
   if (!data) {
     g.reservation->release_all();
     self->send(cfg.scheduler, skip_atom::value, part.ticket);
@@ -88,14 +99,23 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
     return;
   }
   ++self->state.synthesized;
+  // thread.allocated counts every allocation, freed or not: above the peak
+  // that was reserved, so only a clear excess is reported.
+  if (t.generated && t.generator_bytes > part.job->generator_bytes + part.job->generator_bytes / 2)
+    spdlog::warn("{}: the witness generator allocated {} bytes for partition {} of job \"{}\", "
+                 "above the {} bytes reserved for it",
+                 part.job->spec.witness_generator, t.generator_bytes, part.index,
+                 part.job->spec.id, part.job->generator_bytes);
   // One key=value line per partition (--log-level debug): where synthesis
   // spent its time; -1 where the synthesize op does not report its steps.
   spdlog::debug(
-      "SYNTH_TIMING job={} partition={} synthesizer={} read_witness_us={:.0f} abc_us={:.0f} "
-      "abc_threads={} total_us={:.0f} pinned={}",
-      part.job->spec.id, part.index, cfg.thread.name, t.recorded ? t.read_witness_us : -1.0,
+      "SYNTH_TIMING job={} partition={} synthesizer={} {}={:.0f} abc_us={:.0f} "
+      "abc_threads={} total_us={:.0f} pinned={} witness_bytes={}",
+      part.job->spec.id, part.index, cfg.thread.name,
+      t.generated ? "witness_gen_us" : "read_witness_us", t.recorded ? t.read_witness_us : -1.0,
       t.recorded ? t.abc_us : -1.0, t.recorded ? t.threads : 1u,
-      (part.spans.synthesize.end - part.spans.synthesize.start) * 1000.0, g.block ? 1 : 0);
+      (part.spans.synthesize.end - part.spans.synthesize.start) * 1000.0, g.block ? 1 : 0,
+      t.generator_bytes);
   self->send(cfg.scheduler, ready_atom::value,
              synthesized_partition{std::move(part), g.reservation, g.bulk, std::move(data),
                                    cfg.source.arena});

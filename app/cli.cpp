@@ -1,7 +1,6 @@
 #include "app/cli.hpp"
 
 #include <array>
-#include <fstream>
 #include <memory>
 #include <ostream>
 #include <string_view>
@@ -10,6 +9,9 @@
 #include <nlohmann/json.hpp>
 
 #include "memory/size.hpp"
+#include "zk/formats/error.hpp"
+#include "zk/formats/json_limits.hpp"
+#include "zk/formats/whole_file.hpp"
 
 namespace proofline::app {
 
@@ -38,7 +40,10 @@ const char* const run_footer = R"(JOB FILE (JSON):
   ]}
   Each job needs "id" (unique), "zkey", "out" (unique) and exactly one of
   "witness" (one proof) or "witnesses" (one proof per partition,
-  proof_<i>.json for the i-th); "priority" is optional: low, normal (default), high, critical. Other
+  proof_<i>.json for the i-th); or "witness_generator" (the object `proofline
+  witness build` makes) with "input" or "inputs" (input.json files: the
+  synthesizers compute each witness; --keep-witness also writes them);
+  "priority" is optional: low, normal (default), high, critical. Other
   keys are errors. Relative paths resolve against the job file's directory;
   relative "out" paths against --out-root when it is given. A file that is not
   valid JSON or breaks these rules is rejected before anything runs (exit 2),
@@ -153,16 +158,27 @@ void add_log_format_option(CLI::App& app, std::string& format) {
 
 namespace {
 
+/// A --config file: an object of options, each a scalar or an array of
+/// them; 1 MiB and 65,536 values are far more than every option takes.
+constexpr zk::formats::json_limits config_limits{uint64_t(1) << 20, zk::formats::max_json_depth,
+                                                 65536};
+
 /// The arguments that `--config FILE` of subcommand `sub` stands for: each
 /// key of the file not already on the command line (`given`), as its long
 /// option and value(s). Throws std::runtime_error naming the file and key.
 std::vector<std::string> config_arguments(const CLI::App& sub, const std::string& file,
                                           const std::vector<std::string>& given) {
-  std::ifstream in(file);
-  if (!in) throw std::runtime_error(file + ": cannot be read");
+  std::string text;
+  try {
+    text = zk::formats::read_whole_file(file, config_limits.max_bytes);
+  } catch (const zk::formats::format_error& e) {
+    throw std::runtime_error(e.what());
+  }
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = zk::formats::parse_json_limited<nlohmann::json>(text, config_limits);
+  } catch (const zk::formats::json_limit_error& e) {
+    throw std::runtime_error(file + ": " + e.what());
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(file + ": not valid JSON (" + e.what() + ")");
   }
@@ -393,6 +409,9 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                 "Upload partitions from a pool of pinned host memory (DMA speed). Off by "
                 "default: pinning the pool runs while the first key uploads and slows that "
                 "upload more than the pool saves (docs/BENCHMARKS.md)");
+  run->add_flag("--keep-witness", opts.keep_witness,
+                "Jobs with a witness_generator also write each witness they compute "
+                "(<out>/witness.wtns, or witness_<i>.wtns); by default none is written");
   run->add_option("--max-partitions", opts.max_partitions,
                   "The most partitions (witnesses over all jobs) the job file may name; a "
                   "larger file is refused before any job is built")

@@ -71,6 +71,9 @@ struct run_options : runtime_options {
   bool log_level_given = false;
   bool quiet = false;
   bool pinned_pool = false;      ///< --pinned-pool: partitions upload from a pinned pool
+  /// --keep-witness: jobs with a witness generator also write each computed
+  /// witness (<out>/witness.wtns, witness_<i>.wtns).
+  bool keep_witness = false;
   // ---- observability (docs/OBSERVABILITY.md)
   std::string trace_file;        ///< --trace: Chrome trace-event JSON; empty: none
   std::string report_file;       ///< --report: the run report (JSON); empty: none

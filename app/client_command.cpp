@@ -11,6 +11,7 @@
 
 #include "observe/summary.hpp"
 #include "memory/size.hpp"
+#include "base/text.hpp"
 
 namespace proofline::app {
 
@@ -47,7 +48,9 @@ json status_json(const job_status& s, const job_errors& errors) {
 void print_status_table(std::ostream& out, const std::vector<job_status>& jobs,
                         const job_errors& errors) {
   std::size_t w = 3;
-  for (const auto& j : jobs) w = std::max(w, j.id.size());
+  // Ids and errors may hold what a client chose: control characters are
+  // escaped so a row stays one line and drives no terminal.
+  for (const auto& j : jobs) w = std::max(w, base::escape_controls(j.id).size());
   auto cells = [&](const std::string& id, const char* state, const std::string& done,
                    const std::string& failed, const std::string& total, const std::string& error) {
     out << id << std::string(w - id.size(), ' ')
@@ -58,8 +61,9 @@ void print_status_table(std::ostream& out, const std::vector<job_status>& jobs,
   cells("job", "status", "done", "failed", "total", errors.empty() ? "" : "error");
   for (const auto& j : jobs) {
     auto e = errors.find(j.seq);
-    cells(j.id, to_string(j.state), std::to_string(j.done), std::to_string(j.failed),
-          std::to_string(j.total), e == errors.end() ? "" : e->second.message);
+    cells(base::escape_controls(j.id), to_string(j.state), std::to_string(j.done),
+          std::to_string(j.failed), std::to_string(j.total),
+          e == errors.end() ? "" : base::escape_controls(e->second.message));
   }
 }
 
@@ -150,7 +154,7 @@ void print_metrics(std::ostream& out, const cluster_metrics& m) {
   }
   out << "nodes:\n";
   for (const auto& n : m.nodes) {
-    out << "  " << n.id << " " << n.info.name << ": " << n.info.slots << " slot(s), "
+    out << "  " << n.id << " " << base::escape_controls(n.info.name) << ": " << n.info.slots << " slot(s), "
         << n.leased << " leased, " << n.proved << " proved, " << n.failed << " failed, "
         << n.requeued << " taken back, " << n.bad_proofs << " bad proof(s)"
         << (n.out_of_service ? " (out of service)" : "") << "; "
@@ -242,7 +246,7 @@ int cancel_command(const client_command_options& o, std::ostream& out, std::ostr
     err << "proofline cancel: " << error << "\n";
     return exit_failed;
   }
-  out << "job " << status->id << " cancelled (" << status->done << " of " << status->total
+  out << "job " << base::escape_controls(status->id) << " cancelled (" << status->done << " of " << status->total
       << " partition(s) were done)\n";
   return exit_ok;
 }

@@ -16,6 +16,7 @@
 #include "app/tls_command.hpp"
 #include "app/verify_command.hpp"
 #include "app/version.hpp"
+#include "app/witness_command.hpp"
 
 int main(int argc, char** argv) {
   using namespace proofline::app;
@@ -33,7 +34,9 @@ int main(int argc, char** argv) {
   add_tls_command(commands);      // TLS credentials of serve and its peers
   add_bench_command(commands);    // benchmarks (bench/registry.hpp)
   add_prove_command(commands);    // one proof, rapidsnark's arguments (app/prove_command.hpp)
+  add_fullprove_command(commands);  // input.json to a proof, snarkjs fullprove's order
   add_verify_command(commands);   // verify a proof by pairing (app/verify_command.hpp)
+  add_witness_command(commands);  // witness generators from circom --c (app/witness_command.hpp)
 
   if (auto code = commands.parse(argc, argv, std::cout, std::cerr)) return *code;
   try {

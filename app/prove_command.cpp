@@ -6,6 +6,7 @@
 
 #include <stdlib.h>  // mkdtemp
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -24,6 +26,8 @@
 #include "actors/system_setup.hpp"
 #include "engine/runtime_builder.hpp"
 #include "app/run_command.hpp"
+#include "witness/generator.hpp"
+#include "zk/curves.hpp"
 #include "zk/formats/atomic_file.hpp"
 #include "zk/formats/error.hpp"
 #include "zk/formats/wtns.hpp"
@@ -42,7 +46,7 @@ runtime as `proofline run` (same backends; checked by pairing before it is
 written unless --no-verify; a failed check or backend error is proved again
 on the same backend, then on another GPU or the CPU). proof.json and
 public.json are written atomically; inputs and output directories are
-checked before anything is proved. Check the proof with
+checked before anything is proved (their directories must exist). Check the proof with
   proofline verify circuit.zkey public.json proof.json
   snarkjs groth16 verify verification_key.json public.json proof.json
 
@@ -102,6 +106,68 @@ std::string witness_problem(const std::string& shown, const std::string& path,
   return {};
 }
 
+/// The little-endian u32 at `at` of `bytes` (which holds it).
+uint32_t u32_at(const std::string& bytes, std::size_t at) {
+  uint32_t v;
+  std::memcpy(&v, bytes.data() + at, sizeof v);
+  return v;
+}
+
+/// What is wrong with the first bytes of a .wtns, as far as `bytes` reaches:
+/// the magic, the version and, when the header section comes first (as
+/// snarkjs writes it), its element size and value count against the key's.
+std::string stream_header_problem(const std::string& bytes, const std::string& shown,
+                                  const std::string& zkey, const zk::groth16::key_info& key) {
+  if (bytes.size() >= 4 && bytes.compare(0, 4, "wtns") != 0)
+    return shown + ": not a wtns file (it does not start with \"wtns\")";
+  if (bytes.size() >= 12 && u32_at(bytes, 4) != 2)
+    return shown + ": unsupported wtns version " + std::to_string(u32_at(bytes, 4)) +
+           " (proofline reads version 2)";
+  if (bytes.size() < 28 || u32_at(bytes, 12) != 1) return {};  // header section not first
+  const uint32_t n8 = u32_at(bytes, 24);
+  if (n8 != key.n8r)
+    return shown + ": " + std::to_string(n8) + "-byte field elements, " + zkey + " expects " +
+           std::to_string(key.n8r) + " (" + zk::to_string(key.curve) + ")";
+  if (bytes.size() < 32 + std::size_t(n8)) return {};
+  const uint32_t count = u32_at(bytes, 28 + n8);
+  if (count != key.n_vars)
+    return shown + ": " + std::to_string(count) + " witness values, " + zkey + " expects " +
+           std::to_string(key.n_vars);
+  return {};
+}
+
+/// Reads a .wtns for `key` from `in` into `out` in steps, checking it as it
+/// arrives: its header (stream_header_problem) and its length, which is at
+/// most what a witness for the key takes (file header, the two sections'
+/// headers, n8 + 8 header bytes and n_vars values), so neither a stream that
+/// is no witness nor one that never ends is read whole. Returns the problem
+/// naming `shown`, or "" when the bytes are all in.
+std::string read_witness_stream(std::istream& in, const std::string& shown,
+                                const std::string& zkey, const zk::groth16::key_info& key,
+                                std::string& out) {
+  const uint64_t n8 = key.n8r;
+  const uint64_t most = 12 + (12 + 8 + n8) + (12 + n8 * key.n_vars);
+  // The first step ends with the header section, so a stream that is not a
+  // witness for this key is refused after those bytes, whatever follows.
+  std::size_t step = static_cast<std::size_t>(32 + n8);
+  std::vector<char> buf(std::size_t(1) << 20);
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(std::min(step, buf.size())));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    out.append(buf.data(), got);
+    if (auto problem = stream_header_problem(out, shown, zkey, key); !problem.empty())
+      return problem;
+    if (out.size() > most)
+      return shown + ": more than the " + std::to_string(most) + " bytes a witness for " + zkey +
+             " takes (" + std::to_string(key.n_vars) + " values of " + std::to_string(n8) +
+             " bytes); not read further";
+    step = buf.size();
+  }
+  if (out.empty()) return shown + ": no witness bytes on standard input";
+  return {};
+}
+
 }  // namespace
 
 void add_prove_command(cli& c) {
@@ -113,16 +179,60 @@ void add_prove_command(cli& c) {
                            return prove_command(*opts, std::cin, out, err);
                          });
   sub->footer(prove_footer);
+  sub->add_option("files", opts->files,
+                  "ZKEY WITNESS PROOF PUBLIC: circuit.zkey, witness.wtns (- for standard "
+                  "input), proof.json and public.json to write; with --input: ZKEY PROOF PUBLIC")
+      ->required()
+      ->expected(3, 4)
+      ->type_name("FILE");
+  sub->add_option("--input", opts->input,
+                  "input.json: compute the witness from it with --witness-generator")
+      ->type_name("INPUT");
+  sub->add_option("--witness-generator", opts->generator,
+                  "The circuit's witness generator (`proofline witness build`), for --input")
+      ->type_name("FILE");
+  add_prover_options(*sub, *opts);
+  sub->add_flag("--quiet,-q", opts->quiet, "Print nothing on success; errors only");
+  sub->parse_complete_callback([opts, sub] {
+    opts->log_level_given = sub->count("--log-level") > 0;
+    const auto& f = opts->files;
+    const bool generated = !opts->input.empty() || !opts->generator.empty();
+    if (opts->input.empty() != opts->generator.empty())
+      throw CLI::ValidationError("--input and --witness-generator go together");
+    if (generated && f.size() != 3)
+      throw CLI::ValidationError("with --input: ZKEY PROOF PUBLIC (three files, no witness)");
+    if (!generated && f.size() != 4)
+      throw CLI::ValidationError("ZKEY WITNESS PROOF PUBLIC (four files), or --input with "
+                                 "--witness-generator and ZKEY PROOF PUBLIC");
+    size_t i = 0;
+    opts->zkey = f[i++];
+    if (!generated) opts->witness = f[i++];
+    opts->proof = f[i++];
+    opts->public_file = f[i++];
+  });
+}
+
+void add_fullprove_command(cli& c) {
+  auto opts = std::make_shared<prove_options>();
+  CLI::App* sub = &c.add("fullprove",
+                         "From input.json to proof.json and public.json: the witness by a witness "
+                         "generator, then the proof (snarkjs groth16 fullprove's order)",
+                         [opts](std::ostream& out, std::ostream& err) {
+                           return prove_command(*opts, std::cin, out, err);
+                         });
+  sub->footer(R"(Same order as `snarkjs groth16 fullprove input.json circuit.wasm circuit.zkey
+proof.json public.json`, with the generator `proofline witness build` makes from
+`circom --c` output in the place of the .wasm. The same as
+  proofline prove --input INPUT --witness-generator GENERATOR ZKEY PROOF PUBLIC
+(exit codes as prove's; a bad input exits 2 naming the signal).)");
+  sub->add_option("input", opts->input, "input.json: the circuit's input signals")
+      ->required()->type_name("INPUT");
+  sub->add_option("generator", opts->generator, "The witness generator (`proofline witness build`)")
+      ->required()->type_name("GENERATOR");
   sub->add_option("zkey", opts->zkey, "circuit.zkey: the Groth16 proving key")
-      ->required()
-      ->type_name("ZKEY");
-  sub->add_option("witness", opts->witness, "witness.wtns, or - for standard input")
-      ->required()
-      ->type_name("WITNESS");
+      ->required()->type_name("ZKEY");
   sub->add_option("proof", opts->proof, "proof.json to write")->required()->type_name("PROOF");
-  sub->add_option("public", opts->public_file, "public.json to write (the public signals)")
-      ->required()
-      ->type_name("PUBLIC");
+  sub->add_option("public", opts->public_file, "public.json to write")->required()->type_name("PUBLIC");
   add_prover_options(*sub, *opts);
   sub->add_flag("--quiet,-q", opts->quiet, "Print nothing on success; errors only");
   sub->parse_complete_callback(
@@ -146,6 +256,11 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
     return usage(o.proof + ": given as both PROOF and PUBLIC");
   for (const auto* file : {&o.proof, &o.public_file}) {
     const std::string dir = fs::path(*file).parent_path().string();
+    // As snarkjs and rapidsnark, a missing directory is the caller's mistake,
+    // not one to create.
+    std::error_code exists_ec;
+    if (!dir.empty() && !fs::exists(dir, exists_ec))
+      return usage(*file + ": cannot be written: the directory " + dir + " does not exist");
     if (auto problem = zk::formats::writable_dir_problem(dir); !problem.empty())
       return usage(*file + ": cannot be written: " + problem);
     std::error_code ec;
@@ -157,27 +272,45 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
   } catch (const std::exception& e) {
     return usage(e.what());
   }
-  const bool from_stdin = o.witness == "-";
-  const std::string shown = from_stdin ? "- (standard input)" : o.witness;
-  std::string witness = o.witness;
+  const bool generated = !o.generator.empty();
+  const bool from_stdin = !generated && o.witness == "-";
+  const std::string shown = generated ? o.input : from_stdin ? "- (standard input)" : o.witness;
+  std::string witness = generated ? o.input : o.witness;
+  auto shown_text = [&](const std::string& s) {
+    return from_stdin ? replace_all(s, witness, shown) : s;
+  };
+  // The key's header first: it bounds what standard input may hold.
+  zk::groth16::key_info info;
+  try {
+    info = zk::formats::read_zkey_info(o.zkey);
+  } catch (const zk::formats::format_error& e) {
+    return usage(e.what());
+  }
   if (from_stdin) {
     witness = (scratch->path() / "witness.wtns").string();
-    const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    if (bytes.empty()) return usage(shown + ": no witness bytes on standard input");
+    std::string bytes;
+    if (auto problem = read_witness_stream(in, shown, o.zkey, info, bytes); !problem.empty())
+      return usage(problem);
     try {
       zk::formats::write_file_atomic(witness, bytes);
     } catch (const std::exception& e) {
       return usage(e.what());
     }
   }
-  auto shown_text = [&](const std::string& s) {
-    return from_stdin ? replace_all(s, witness, shown) : s;
-  };
-  zk::groth16::key_info info;
   try {
-    info = zk::formats::read_zkey_info(o.zkey);
-    if (auto problem = witness_problem(shown, witness, o.zkey, info); !problem.empty())
+    if (generated) {
+      // The generator fits the key and the input its signals, before any proving.
+      auto gen = witness::generator::open(o.generator);
+      std::string problem;
+      zk::visit_curve(info.curve, [&](auto curve) {
+        const auto m = decltype(curve)::fr::modulus();
+        problem = gen->check_key(m.l, info.n8r, info.n_vars, o.zkey);
+      });
+      if (!problem.empty()) return usage(problem);
+      gen->read_inputs(o.input);
+    } else if (auto problem = witness_problem(shown, witness, o.zkey, info); !problem.empty()) {
       return usage(problem);
+    }
   } catch (const zk::formats::format_error& e) {
     return usage(shown_text(e.what()));
   }
@@ -195,6 +328,7 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
   spec.id = o.proof;
   spec.zkey = o.zkey;
   spec.witnesses = {witness};
+  spec.witness_generator = o.generator;
   spec.single = true;
   spec.out = scratch->path().string();
 
@@ -235,7 +369,8 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
                          : std::string("the job ") + to_string(report.state);
     err << "proofline prove: " << message << "\n";
     const std::string& file = report.error.file;
-    const bool input = file == o.zkey || file == witness;  // the inputs, not the proving
+    // The inputs, not the proving (a circuit that rejects the input included).
+    const bool input = file == o.zkey || file == witness || (generated && file == o.generator);
     return input ? exit_usage : exit_failed;
   }
   const partition_report& part = report.partitions.at(0);

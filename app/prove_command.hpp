@@ -17,6 +17,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "app/cli.hpp"
 
@@ -27,12 +28,21 @@ namespace proofline::app {
 struct prove_options : runtime_options {
   prove_options() { log_level = "warn"; }
   std::string zkey, witness, proof, public_file;
+  /// --input and --witness-generator: the witness is computed from input.json
+  /// by the generator (`proofline witness build`) instead of read from a .wtns.
+  std::string input, generator;
+  std::vector<std::string> files;  ///< the positional arguments, as given
   bool log_level_given = false;
   bool quiet = false;
 };
 
 /// Registers `prove` on the cli; the options live as long as the cli.
 void add_prove_command(cli& c);
+
+/// Registers `fullprove INPUT GENERATOR ZKEY PROOF PUBLIC`: snarkjs's
+/// `groth16 fullprove` order, with the witness generator in the place of
+/// the circuit's .wasm; the same as prove --input --witness-generator.
+void add_fullprove_command(cli& c);
 
 /// Runs the command; `in` is the witness when opts.witness is "-".
 int prove_command(const prove_options& opts, std::istream& in, std::ostream& out,

@@ -5,12 +5,15 @@
 #include <caf/scoped_actor.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/pattern_formatter.h>
@@ -24,6 +27,7 @@
 #include "engine/runtime_builder.hpp"
 #include "actors/key_prefetch.hpp"
 #include "base/interrupt.hpp"
+#include "base/text.hpp"
 #include "observe/html_report.hpp"
 #include "jobs/job_file.hpp"
 #include "jobs/locate.hpp"
@@ -69,6 +73,11 @@ namespace {
 /// would only compete with the first key for the disk and the cores.
 constexpr std::size_t prefetch_keys = 2;
 
+/// After a second SIGINT or SIGTERM, how long `run` may still take to write
+/// its summary and reports before it ends anyway (each cancelled job's
+/// result.json is written as its cancel completes, within milliseconds).
+constexpr std::chrono::seconds second_signal_grace{2};
+
 /// Default output root of the bundled example, relative to the working directory.
 constexpr const char* bundled_out_root = "proofline-out";
 
@@ -109,6 +118,21 @@ job_report failed_report(const job_spec& spec, const std::string& message) {
   return r;
 }
 
+/// %& in a log pattern: the message with its control characters escaped
+/// (base::escape_controls), so text a client chose (a job id, a path) can
+/// neither end the line and start a forged one nor drive a terminal.
+class text_message_flag final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    std::string text = base::escape_controls(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(text.data(), text.data() + text.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<text_message_flag>();
+  }
+};
+
 /// %* in a log pattern: the message as the inside of a JSON string.
 class json_message_flag final : public spdlog::custom_flag_formatter {
  public:
@@ -136,7 +160,9 @@ void setup_logging(const run_options& opts) {
         R"({"time":"%Y-%m-%dT%H:%M:%S.%eZ","level":"%l","msg":"%*"})");
     logger->set_formatter(std::move(f));
   } else {
-    logger->set_pattern("[%H:%M:%S.%e] [%^%l%$] %v");
+    auto f = std::make_unique<spdlog::pattern_formatter>();
+    f->add_flag<text_message_flag>('&').set_pattern("[%H:%M:%S.%e] [%^%l%$] %&");
+    logger->set_formatter(std::move(f));
   }
   spdlog::set_default_logger(logger);
   if (opts.log_level_given || !opts.quiet)
@@ -170,6 +196,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   std::vector<job_spec> specs;
   try {
     specs = read_job_file(job_file, out_root, opts.max_partitions);
+    for (auto& s : specs) s.keep_witness = opts.keep_witness && !s.witness_generator.empty();
   } catch (const job_file_error& e) {
     err << "proofline run: " << e.what() << "\n";
     return exit_usage;
@@ -270,6 +297,9 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   std::vector<job_report> reports;
   std::string memory_line;  // memory_summary_line of the run's end
   std::string jemalloc_end;  // jemalloc_line of the run's end
+  std::atomic<bool> reported{false};  // the summary and reports are written
+  int signo = 0;
+  bool all_done = true, written = true;
   {
     auto started = builder.start(sys);
     runtime& rt = *started;
@@ -291,12 +321,23 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
     // A signal becomes one cancel message per job; the registry writes each
     // cancelled job's result.json (finished partitions keep their proofs) and
     // answers the awaits below.
-    interrupt->start([registry = rt.registry(), seqs](int signo) {
-      spdlog::warn("{}: cancelling the unfinished jobs (a second signal ends at once)",
-                   signo == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
-      for (const auto& seq : seqs)
-        if (seq) caf::anon_send(registry, cancel_atom::value, *seq);
-    });
+    // A second signal ends the run once the summary and reports are out
+    // (made from the registry's records, like each result.json), or after
+    // second_signal_grace at most.
+    interrupt->start(
+        [registry = rt.registry(), seqs](int signo) {
+          spdlog::warn("{}: cancelling the unfinished jobs (a second signal ends at once)",
+                       signo == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)");
+          for (const auto& seq : seqs)
+            if (seq) caf::anon_send(registry, cancel_atom::value, *seq);
+        },
+        [&reported](int signo) {
+          const auto until = std::chrono::steady_clock::now() + second_signal_grace;
+          while (!reported.load(std::memory_order_acquire) &&
+                 std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          std::_Exit(base::exit_signal(signo));
+        });
     for (std::size_t i = 0; i < specs.size(); ++i) {
       if (!seqs[i]) {
         reports.push_back(failed_report(specs[i], unwritable[i].empty()
@@ -323,39 +364,41 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
         .receive([&](std::vector<key_startup>& keys) { record.keys = std::move(keys); },
                  [&](caf::error&) {});
     obs->finish(record);  // before shutdown: the samples end with the last job
+    // 4. Reports, summary and exit code, from the registry's records (the
+    //    ones each result.json was written from), before the actors stop:
+    //    a second signal during the shutdown loses none of them.
+    record.wall_ms = rc.clock.now_ms();
+    record.jobs = reports;
+    run_report report = build_report(record);
+    for (const auto& r : reports) all_done &= r.state == job_state::done;
+    signo = interrupt->signal();
+    written = write_reports(opts, record, report, err);
+    if (opts.json) {
+      out << report_json(report) << "\n";
+    } else if (!opts.quiet) {
+      print_summary(out, reports, record.wall_ms);
+      if (signo) print_interrupted(out, reports, signo);
+      print_gpu_figures(out, report);
+      print_startup(out, report.startup, report.backend != "cpu");
+      if (!memory_line.empty()) out << memory_line << "\n";
+      if (!jemalloc_end.empty()) out << jemalloc_end << "\n";
+    } else {
+      // --quiet prints nothing but failures: every failed job and its error.
+      for (const auto& r : reports) {
+        if (r.state == job_state::done) continue;
+        err << "proofline run: job " << base::escape_controls(r.id) << " " << to_string(r.state);
+        if (r.has_error) err << ": " << base::escape_controls(r.error.message);
+        err << "\n";
+      }
+      if (signo) print_interrupted(err, reports, signo);
+    }
+    out.flush();
+    err.flush();
+    reported.store(true, std::memory_order_release);
     rt.shutdown();
   }
-  const int signo = interrupt->signal();
   interrupt.reset();  // a signal from here on ends the process the default way
-  double wall_ms = rc.clock.now_ms();
   obs.reset();
-
-  // 4. Reports, summary and exit code.
-  record.wall_ms = wall_ms;
-  record.jobs = reports;
-  run_report report = build_report(record);
-  bool all_done = true;
-  for (const auto& r : reports) all_done &= r.state == job_state::done;
-  bool written = write_reports(opts, record, report, err);
-  if (opts.json) {
-    out << report_json(report) << "\n";
-  } else if (!opts.quiet) {
-    print_summary(out, reports, wall_ms);
-    if (signo) print_interrupted(out, reports, signo);
-    print_gpu_figures(out, report);
-    print_startup(out, report.startup, report.backend != "cpu");
-    if (!memory_line.empty()) out << memory_line << "\n";
-    if (!jemalloc_end.empty()) out << jemalloc_end << "\n";
-  } else {
-    // --quiet prints nothing but failures: every failed job and its error.
-    for (const auto& r : reports) {
-      if (r.state == job_state::done) continue;
-      err << "proofline run: job " << r.id << " " << to_string(r.state);
-      if (r.has_error) err << ": " << r.error.message;
-      err << "\n";
-    }
-    if (signo) print_interrupted(err, reports, signo);
-  }
   if (signo) return base::exit_signal(signo);
   return all_done && written ? exit_ok : exit_failed;
 }

@@ -13,15 +13,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include "actors/cluster_dispatcher.hpp"
+#include "base/confined.hpp"
 #include "actors/control.hpp"
 #include "actors/journal.hpp"
 #include "actors/node_agent.hpp"
@@ -32,6 +35,7 @@
 #include "jobs/job_file.hpp"
 #include "app/run_command.hpp"
 #include "engine/runtime_builder.hpp"
+#include "http/door.hpp"
 #include "observe/metrics_http.hpp"
 #include "observe/observer.hpp"
 #include "gpu/backend.hpp"
@@ -83,7 +87,9 @@ PATHS AND STORAGE:
   relative paths against that path's directory and writes the outputs itself.
   Every zkey, witness and out path must lie under an --allow-root directory of
   the server (symlinks resolved; default: the server's working directory, which
-  must then not be /: name / with --allow-root to allow everything), and
+  must then not be /: name / with --allow-root to allow everything); the
+  files are opened beneath their root without following links, so a link
+  swapped in while a job waits fails that job; and
   a node reads zkey and witness paths only under its own --allow-root. In a
   cluster, job files must name paths on storage every node sees at the same
   path (a shared file system), or use `submit --inline`, which sends the
@@ -112,7 +118,8 @@ STATE:
   DIR/journal.sqlite (SQLite), written before a submission is answered. After
   a crash or kill, `serve --state DIR` again re-queues every job that had not
   finished; partitions whose proof and public files exist and verify against
-  the key are not proved again. Inline witnesses are spooled under DIR/spool
+  the key are not proved again, and the jobs that had finished are answered
+  for (status, await) as before, within --keep-finished. Inline witnesses are spooled under DIR/spool
   so they survive too (stored relative to DIR, so DIR may be moved). A
   journal that cannot be read or is damaged, or whose write-ahead log
   (DIR/journal.sqlite-wal) is damaged or missing after a crash, stops serve
@@ -128,7 +135,8 @@ STOPPING: SIGTERM (or SIGINT) drains: submissions are refused ("the server is
   partitions in flight (granted memory: in synthesis, waiting for or on a
   GPU) finish and are written, for at most --drain-timeout seconds. The jobs
   not finished stay in the --state journal and resume at the next start;
-  without --state the log says how many queued jobs were dropped. A second
+  without --state each is cancelled (its result.json gives the reason, its
+  waiting clients are told) and the log says how many were dropped. A second
   signal stops at once. Exit 143 after SIGTERM, 130 after SIGINT (as `run`),
   2 on a usage error (bad option, TLS credentials missing or unusable,
   address in use, backend unavailable).)";
@@ -143,6 +151,10 @@ sigset_t block_stop_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
 }
+
+/// How long the answers of a finished drain get to leave before the control
+/// actor and the network stop.
+constexpr std::chrono::milliseconds answer_grace{300};
 
 /// The drain after stop signal `sig`: the registry starts no partition and
 /// answers once those in flight have finished; waits for that answer at most
@@ -188,6 +200,36 @@ void drain_runtime(caf::actor_system& sys, const job_registry_actor& registry,
     spdlog::info("serve: drained in {:.1f} s; no job was left", s);
 }
 
+/// The options of the HTTP door (docs/API.md).
+void add_http_options(CLI::App& s, http::door_options& h) {
+  s.add_option("--http", h.listen,
+               "Also serve the HTTP proving API (docs/API.md) on HOST:PORT (port 0: any free "
+               "port, printed): mutual TLS with the daemon's credentials unless --insecure; a "
+               "non-loopback address needs TLS or --http-tokens")
+      ->type_name("HOST:PORT");
+  s.add_option("--http-tokens", h.tokens_file,
+               "Require \"Authorization: Bearer TOKEN\" on the HTTP API, TOKEN one of this "
+               "file's \"NAME TOKEN\" lines (NAME shows in logs and job ids)")
+      ->type_name("FILE");
+  s.add_option("--http-max-body", h.max_body, "Largest HTTP request body (413 beyond)")
+      ->check(size_validator())
+      ->capture_default_str();
+  s.add_option("--http-request-timeout", h.request_timeout_s,
+               "Seconds from an HTTP connection's accept to the last byte of its request (TLS "
+               "handshake included; 408 or closed beyond)")
+      ->check(CLI::Range(1u, 3600u))
+      ->capture_default_str();
+  s.add_option("--http-max-connections", h.max_connections,
+               "HTTP connections open at once (the oldest still sending is closed for a new one)")
+      ->check(CLI::Range(1u, 100000u))
+      ->capture_default_str();
+  s.add_option("--max-pending", h.max_pending,
+               "Partitions accepted over HTTP and not yet finished; more work is answered 429 "
+               "with Retry-After")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+      ->capture_default_str();
+}
+
 }  // namespace
 
 void add_serve_command(cli& c) {
@@ -228,7 +270,8 @@ void add_serve_command(cli& c) {
       ->check(CLI::Range(0u, 86400u))
       ->capture_default_str();
   s.add_option("--keep-finished", opts->keep_finished,
-               "Completed jobs that `status`, `watch` and `submit --wait` still answer for; "
+               "Completed jobs that `status`, `watch`, `await` and a waiting `submit` still "
+               "answer for; "
                "older ones are forgotten (their result.json stays) so that a daemon's memory "
                "does not grow with every job it ran")
       ->type_name("N")
@@ -259,6 +302,7 @@ void add_serve_command(cli& c) {
       ->check(CLI::Range(2u, 3600u))
       ->capture_default_str();
   net::add_admission_options(s, opts->admission);
+  add_http_options(s, opts->http);
   add_runtime_options(s, *opts);
   s.parse_complete_callback([opts, &s] { opts->listen_given = s.count("--listen") > 0; });
 }
@@ -303,6 +347,14 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   if (!tls_created.empty())
     spdlog::info("serve: created TLS credentials (a new CA and certificate) in {}", tls_created);
   bool tls = tls_opts.any();
+  if (!o.http.listen.empty()) {
+    http::door_options h = o.http;
+    h.tls = tls;
+    std::string host;
+    uint16_t port = 0;
+    if (auto problem = http::check_door_options(h, host, port); !problem.empty())
+      return usage(problem);
+  }
   if (!tls)
     spdlog::warn("serve: --insecure: links are plain text and unauthenticated; anyone who can "
                  "reach {} can submit, cancel and join", listen ? listen->text() : o.join);
@@ -349,6 +401,37 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
       if (!dir.empty()) fs::remove_all(dir, ec);
     }
   } remove_spool{o.spool.empty() && !store ? spool : std::string()};
+  // Keys named with --preload, resolved now (symlinks included): the files
+  // are opened without following links, beneath their own directories.
+  std::vector<std::string> preload;
+  for (const auto& k : o.preload) {
+    std::error_code ec;
+    auto p = fs::weakly_canonical(fs::absolute(k), ec);
+    preload.push_back(ec ? fs::absolute(k).lexically_normal().string() : p.string());
+  }
+  // Every file the daemon opens for a job, or writes, is opened beneath one of
+  // these directories without following links, checked when it is opened
+  // (base/confined.hpp): the allowed roots, and what the daemon owns itself
+  // (spool, state directory, preloaded keys' directories).
+  struct confinement_reset {
+    ~confinement_reset() { base::set_process_confinement(nullptr); }
+  } reset_confinement;
+  try {
+    std::vector<std::string> open_roots = roots;
+    open_roots.push_back(spool);
+    if (!o.state.empty()) open_roots.push_back(canonical_root(o.state));
+    for (const auto& k : preload) {
+      std::error_code ec;
+      auto dir = fs::canonical(fs::path(k).parent_path(), ec);
+      if (!ec) open_roots.push_back(dir.string());
+    }
+    const char* stepwise = std::getenv("PROOFLINE_CONFINED_STEPWISE");
+    base::set_process_confinement(std::make_unique<base::confinement>(
+        open_roots, stepwise && *stepwise == '1' ? base::resolve_mode::stepwise
+                                                 : base::resolve_mode::automatic));
+  } catch (const std::exception& e) {
+    return usage(std::string("--allow-root ") + e.what());
+  }
   std::optional<metrics_endpoint> metrics;
   if (!o.metrics.empty()) {
     metrics = parse_metrics_endpoint(o.metrics, &why);
@@ -446,6 +529,8 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     journal_config jc;
     jc.store = store;
     jc.check_proof = check_proof_files;
+    jc.keep_finished = o.keep_finished;
+    jc.keep_finished_bytes = *memory::parse_size(o.keep_finished_bytes);  // checked by the CLI
     journal_h = sys.spawn<caf::detached>(journal, std::move(jc));
     rc.journal = journal_h;
   }
@@ -477,15 +562,40 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   }
   caf::anon_send(control, attach_atom::value,
                  control_wiring{rt->registry(), rt->memory(), dispatcher, rt->keys()});
-  if (journal_h && !journaled.empty())
-    caf::anon_send(journal_h, recover_atom::value, rt->registry(), rt->keys());
+  // Finished jobs are answered for again, unfinished ones queued again.
+  if (journal_h) caf::anon_send(journal_h, recover_atom::value, rt->registry(), rt->keys());
   // Keys named with --preload load now (resolved like job file paths); the
   // key cache logs each one, and a key that fails to load fails only the
   // jobs that later name it.
   if (!o.no_local_proving)
-    for (const auto& k : o.preload)
-      caf::anon_send(rt->keys(), preload_atom::value,
-                     fs::absolute(k).lexically_normal().string());
+    for (const auto& k : preload) caf::anon_send(rt->keys(), preload_atom::value, k);
+
+  // The HTTP door, once the runtime can take its jobs.
+  std::unique_ptr<http::door> http_door;
+  if (!o.http.listen.empty()) {
+    http::door_options h = o.http;
+    h.tls = tls;
+    http::door_wiring w;
+    w.registry = rt->registry();
+    w.memory = rt->memory();
+    w.keys = rt->keys();
+    w.api.path_problem = [roots](const std::string& path) {
+      return under_roots(path, roots) ? std::string() : outside_roots_message(path, roots);
+    };
+    for (const auto& b : choice.backends) w.api.backends.push_back(b->describe());
+    w.api.memory_budget = budget;
+    w.api.openapi = http::openapi_document();
+    try {
+      http_door = std::make_unique<http::door>(sys, h, std::move(w));
+    } catch (const std::exception& e) {
+      if (dispatcher) caf::anon_send_exit(dispatcher, caf::exit_reason::user_shutdown);
+      stop_control();
+      rt->shutdown();
+      stop_journal();
+      return usage(e.what());
+    }
+    out << "proofline serve: http on " << http_door->url() << std::endl;
+  }
 
   // 4. A node joins its coordinator.
   node_agent_actor agent;
@@ -512,11 +622,18 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   int sig = 0;
   sigwait(&stop_signals, &sig);
   caf::anon_send(control, drain_atom::value);
+  if (http_door) http_door->drain();
   if (obs) obs->stop_ready();
   drain_runtime(sys, rt->registry(), stop_signals, sig, o.drain_timeout_s, store != nullptr);
+  // The registry has just answered the clients awaiting the jobs the drain
+  // ended (cancelled ones included). Those answers pass through the control
+  // actor and the network broker; stopping them at once could drop an answer
+  // still on its way, and a client would see a lost connection instead.
+  std::this_thread::sleep_for(answer_grace);
   if (agent) caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
   if (dispatcher) caf::anon_send_exit(dispatcher, caf::exit_reason::user_shutdown);
   stop_control();
+  http_door.reset();
   obs.reset();
   rt->shutdown();
   rt.reset();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "app/cli.hpp"
+#include "http/door.hpp"
 #include "net/admission.hpp"
 #include "net/net_common.hpp"
 
@@ -36,6 +37,7 @@ struct serve_options : runtime_options {
   std::size_t keep_finished = 1000;  ///< --keep-finished: completed jobs still answered for
   std::string keep_finished_bytes = "64M";  ///< --keep-finished-bytes: ... and the bytes they hold
   std::string max_inline = "1G";  ///< most inline witness bytes one submission may carry
+  http::door_options http;        ///< --http and its limits (docs/API.md)
 };
 
 /// Registers `serve` on the cli; its options live as long as the cli.

@@ -10,6 +10,8 @@
 #include "jobs/job_file.hpp"
 #include "observe/summary.hpp"
 #include "memory/size.hpp"
+#include "zk/formats/whole_file.hpp"
+#include "base/text.hpp"
 
 namespace proofline::app {
 
@@ -72,21 +74,32 @@ int submit_command(const submit_options& o, std::ostream& out, std::ostream& err
     sub.inline_witnesses = true;
     std::set<std::string> paths;
     for (const auto& s : specs) paths.insert(s.witnesses.begin(), s.witnesses.end());
+    // Every size first, so that witnesses over the cap are refused before
+    // any is read; each is then read within what is left of the cap (a file
+    // that grew meanwhile is refused by its size too).
     uint64_t total = 0;
     for (const auto& p : paths) {
-      try {
-        sub.witnesses.push_back({p, net::read_bytes(p)});
-      } catch (const std::exception& e) {
-        err << "proofline submit: " << e.what() << "\n";
-        return exit_usage;
-      }
-      total += sub.witnesses.back().bytes.size();
+      std::error_code ec;
+      if (!fs::is_regular_file(p, ec)) continue;  // the read below says what it is
+      const uint64_t size = fs::file_size(p, ec);
+      if (ec) continue;
+      total += size;
       if (total > max_inline_bytes) {
-        err << "proofline submit: --inline: the witnesses exceed "
-            << memory::format_bytes(max_inline_bytes)
-            << " in one submission; put them on shared storage instead\n";
+        err << "proofline submit: --inline: " << p << ": " << size << " bytes bring the witnesses to "
+            << total << " bytes, more than the " << memory::format_bytes(max_inline_bytes)
+            << " one submission may carry; put them on shared storage instead\n";
         return exit_usage;
       }
+    }
+    uint64_t read = 0;
+    for (const auto& p : paths) {
+      try {
+        sub.witnesses.push_back({p, zk::formats::read_whole_file_bytes(p, max_inline_bytes - read)});
+      } catch (const std::exception& e) {
+        err << "proofline submit: --inline: " << e.what() << "\n";
+        return exit_usage;
+      }
+      read += sub.witnesses.back().bytes.size();
     }
   }
 
@@ -101,7 +114,7 @@ int submit_command(const submit_options& o, std::ostream& out, std::ostream& err
     return error.rfind("lost the connection", 0) == 0 ? exit_failed : exit_usage;
   }
   if (o.no_wait) {
-    for (const auto& j : *accepted) out << j.id << "\n";
+    for (const auto& j : *accepted) out << base::escape_controls(j.id) << "\n";
     return exit_ok;
   }
 

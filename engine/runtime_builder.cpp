@@ -1,5 +1,7 @@
 #include "engine/runtime_builder.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 
 #include "zk/groth16/synthesis_model.hpp"
@@ -30,6 +32,17 @@ std::string runtime_builder::choose() {
   choice_ = choose_backends(
       backend_request{s.backend, s.gpus, s.gpu_memory, s.gpu_lanes, s.cpu_threads});
   if (!choice_.error.empty()) return choice_.error;
+  if (choice_.cuda()) {
+    // a, b, c on the GPUs: synthesis reads only the witness of a key whose
+    // A and B every GPU holds (the CPU fallback computes them itself).
+    ops_.synthesize = [inner = ops_.synthesize, backends = choice_.backends](
+                          const zk::groth16::key_ptr& key, const synthesis_request& req, synthesis_timing& t) {
+      synthesis_request r = req;
+      r.abc = !std::all_of(backends.begin(), backends.end(),
+                           [&](const std::shared_ptr<gpu::backend>& b) { return b->computes_abc(*key); });
+      return inner(key, r, t);
+    };
+  }
   runtime_config& rc = config_;
   rc.memory_budget = s.memory_budget ? s.memory_budget : default_memory_budget();
   synthesizers_ = s.synthesizers ? s.synthesizers : default_synthesizers(choice_, s.finalizers);

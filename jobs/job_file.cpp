@@ -1,5 +1,6 @@
 #include "jobs/job_file.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zk/formats/error.hpp"
+#include "zk/formats/json_limits.hpp"
 #include "zk/formats/whole_file.hpp"
 
 namespace proofline::jobs {
@@ -19,6 +21,16 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
+
+/// Within max_job_file_bytes and max_json_depth, and at most the values that
+/// jobs of `max_partitions` partitions take: a job of one witness is 11
+/// (its object, five keys and their values), each witness of a list one.
+zk::formats::json_limits job_file_limits(std::size_t max_partitions) {
+  const uint64_t per_partition = 12;
+  const uint64_t cap = UINT64_MAX / per_partition - 16;
+  const uint64_t parts = std::min<uint64_t>(max_partitions, cap);
+  return {max_job_file_bytes, zk::formats::max_json_depth, parts * per_partition + 16};
+}
 
 /// Resolves `p` against `base` (unless absolute), normalized, without a
 /// trailing separator.
@@ -81,40 +93,62 @@ job_spec parse_job(const json& job, std::size_t index, const std::string& name,
   spec.id = nonempty_string(job, "id", c);
   c.name(spec.id);
 
-  static const char* const known[] = {"id", "zkey", "out", "witness", "witnesses", "priority"};
+  static const char* const known[] = {"id",     "zkey",   "out",      "witness", "witnesses",
+                                      "priority", "input", "inputs", "witness_generator"};
   for (const auto& [key, value] : job.items()) {
     bool ok = false;
     for (const char* k : known) ok |= key == k;
     if (!ok)
       c.fail("unknown field " + in_quotes(key) +
-             " (a job has id, zkey, out, witness or witnesses, priority)");
+             " (a job has id, zkey, out, witness or witnesses, or witness_generator with input "
+             "or inputs, priority)");
   }
 
   spec.zkey = resolve(base_dir, nonempty_string(job, "zkey", c));
   spec.out = resolve(out_root, nonempty_string(job, "out", c));
 
-  bool has_one = job.contains("witness"), has_many = job.contains("witnesses");
+  // A job proves .wtns files (witness / witnesses) or computes its witnesses
+  // from input.json files with a generator (input / inputs).
+  const bool generated = job.contains("witness_generator");
+  const char* one = generated ? "input" : "witness";
+  const char* many = generated ? "inputs" : "witnesses";
+  if (generated) {
+    spec.witness_generator = resolve(base_dir, nonempty_string(job, "witness_generator", c));
+    for (const char* k : {"witness", "witnesses"})
+      if (job.contains(k))
+        c.fail(std::string("field ") + in_quotes(k) +
+               " beside \"witness_generator\": a job with a generator takes \"input\" or "
+               "\"inputs\" (input.json files)");
+  } else {
+    for (const char* k : {"input", "inputs"})
+      if (job.contains(k))
+        c.fail(std::string("field ") + in_quotes(k) +
+               " needs \"witness_generator\" (the object `proofline witness build` makes)");
+  }
+  bool has_one = job.contains(one), has_many = job.contains(many);
   if (has_one && has_many)
-    c.fail("fields \"witness\" and \"witnesses\" are both given; give exactly one");
+    c.fail(std::string("fields ") + in_quotes(one) + " and " + in_quotes(many) +
+           " are both given; give exactly one");
   if (!has_one && !has_many)
-    c.fail("missing field \"witness\" or \"witnesses\" (give exactly one)");
+    c.fail(std::string("missing field ") + in_quotes(one) + " or " + in_quotes(many) +
+           " (give exactly one)");
   if (has_one) {
     spec.single = true;
-    spec.witnesses.push_back(resolve(base_dir, nonempty_string(job, "witness", c)));
+    spec.witnesses.push_back(resolve(base_dir, nonempty_string(job, one, c)));
   } else {
     spec.single = false;
-    const auto& list = job.at("witnesses");
+    const auto& list = job.at(many);
     const std::string want = "expected a non-empty array of non-empty strings";
-    if (!list.is_array()) c.field("witnesses", want + ", got " + type_of(list));
-    if (list.empty()) c.field("witnesses", want + ", got []");
+    if (!list.is_array()) c.field(many, want + ", got " + type_of(list));
+    if (list.empty()) c.field(many, want + ", got []");
     for (std::size_t i = 0; i < list.size(); ++i) {
       const auto& w = list[i];
       if (!w.is_string() || w.get<std::string>().empty())
-        c.field("witnesses", want + "; element " + std::to_string(i) + " is " +
-                                 (w.is_string() ? std::string("\"\"") : type_of(w)));
+        c.field(many, want + "; element " + std::to_string(i) + " is " +
+                          (w.is_string() ? std::string("\"\"") : type_of(w)));
       if (w.get<std::string>().find('\0') != std::string::npos)
-        c.field("witnesses", "element " + std::to_string(i) +
-                                 " contains a NUL character (\\u0000), which no path may hold");
+        c.field(many, "element " + std::to_string(i) +
+                          " contains a NUL character (\\u0000), which no path may hold");
       spec.witnesses.push_back(resolve(base_dir, w.get<std::string>()));
     }
   }
@@ -143,8 +177,18 @@ std::vector<job_spec> parse_job_file(std::string_view text, const std::string& n
     if (event == json::parse_event_t::key) last_key = value.get<std::string>();
     return true;
   };
+  if (text.size() > max_job_file_bytes)
+    throw job_file_error(name + ": " + zk::formats::json_size_problem(text.size(), max_job_file_bytes,
+                                                                      "a job file"));
   try {
-    doc = json::parse(text.begin(), text.end(), track);
+    doc = zk::formats::parse_json_limited<json>(text, job_file_limits(max_partitions), track);
+  } catch (const zk::formats::json_limit_error& e) {
+    if (e.which() != zk::formats::json_limit_error::limit::values)
+      throw job_file_error(name + ": " + e.what());
+    throw job_file_error(name + ": " + e.what() + ", more than jobs of at most " +
+                         std::to_string(max_partitions) +
+                         " partitions take (split the file, or raise the limit: run "
+                         "--max-partitions)");
   } catch (const json::exception& e) {
     // nlohmann's what() starts with "[json.exception.parse_error.101] "; keep the rest.
     std::string what = e.what();
@@ -174,6 +218,8 @@ std::vector<job_spec> parse_job_file(std::string_view text, const std::string& n
     if (job.is_object()) {
       if (auto it = job.find("witnesses"); it != job.end() && it->is_array())
         partitions += it->size();
+      else if (auto in = job.find("inputs"); in != job.end() && in->is_array())
+        partitions += in->size();
       else
         partitions += 1;
     }

@@ -15,6 +15,11 @@
 // witness paths resolve against the job file's directory; relative out paths
 // against the out root (the job file's directory unless --out-root is given).
 //
+// The text is parsed within limits checked as it is read (zk/formats/
+// json_limits.hpp): max_job_file_bytes, max_json_depth levels of nesting, and
+// 12 JSON values per partition the caller allows; a file past one is refused
+// naming the file and the limit, before the document is whole.
+//
 // Any violation rejects the whole file with a message naming the file, the
 // job and the field: `jobs.json: job "b" (jobs[1]): field "priority": expected
 // one of low, normal, high, critical, got "urgent"`.

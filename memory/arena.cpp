@@ -145,6 +145,11 @@ std::optional<unsigned> arena_of(const void* p) {
   return index;
 }
 
+uint64_t thread_allocated_bytes() {
+  uint64_t n = 0;
+  return linked() && ctl_read("thread.allocated", n) ? n : 0;
+}
+
 unsigned automatic_arenas() {
   unsigned n = 0;
   return ctl_read("opt.narenas", n) ? n : 0;

@@ -85,6 +85,11 @@ int arena_alloc_flags(unsigned index, std::size_t align);
 /// MALLOCX_TCACHE_NONE.
 int tcache_none_flag();
 
+/// Bytes the calling thread has allocated so far (jemalloc's
+/// thread.allocated, a running total that frees do not lower); 0 without
+/// jemalloc. The difference across a call is what that call allocated.
+uint64_t thread_allocated_bytes();
+
 /// Number of arenas jemalloc created at start (opt.narenas): the automatic
 /// arenas are 0 .. narenas - 1; arenas.create gives indices above them.
 unsigned automatic_arenas();

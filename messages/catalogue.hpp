@@ -70,6 +70,7 @@ using run_atom = caf::atom_constant<caf::atom("run")>;  ///< prove the next held
 using prepare_atom = caf::atom_constant<caf::atom("prepare")>;  ///< make a key resident ahead
 // finalizer
 using finalize_atom = caf::atom_constant<caf::atom("finalize")>;  ///< proved_partition
+using claim_atom = caf::atom_constant<caf::atom("claim")>;  ///< may a checked proof be written?
 // control actor, cluster dispatcher and node agent (cancel_atom,
 // status_atom, submit_atom and await_atom are shared with the pipeline)
 using watch_atom = caf::atom_constant<caf::atom("watch")>;      ///< long-poll job progress

@@ -42,6 +42,12 @@ using job_registry_actor = caf::typed_actor<
     caf::replies_to<await_atom, uint64_t>::with<job_report>,
     /// A partition (job seq, index) entered a stage (synthesizing or proving).
     caf::reacts_to<stage_atom, uint64_t, uint32_t, partition_state>,
+    /// May the checked proof of partition (job seq, index) be written? True
+    /// unless the job completed or is cancelled; a partition granted is
+    /// then reported (done, or failed), and its job does not complete
+    /// before, so the job's record, result.json and every report of it
+    /// agree with the files on disk. False: drop the proof unwritten.
+    caf::replies_to<claim_atom, uint64_t, uint32_t>::with<bool>,
     /// A partition's proof and public signals are written.
     caf::reacts_to<done_atom, partition_done>,
     /// A partition failed at some stage; the error names the file.
@@ -50,7 +56,9 @@ using job_registry_actor = caf::typed_actor<
     /// naming the id) if an id is that of a live job or given twice.
     caf::replies_to<submit_atom, std::vector<job_spec>>::with<std::vector<uint64_t>>,
     /// Cancels a live job: its unfinished partitions become cancelled, the
-    /// memory manager drops its queued requests, stages drop it in flight.
+    /// memory manager drops its queued requests, stages drop it in flight;
+    /// those whose proofs are being written (claimed) finish first, so the
+    /// job completes, and this answers, once those writes are done.
     /// Error sec::invalid_argument for an unknown or finished job.
     caf::replies_to<cancel_atom, uint64_t>::with<job_status>,
     /// What each watched job finished past its cursor, now (error
@@ -65,6 +73,10 @@ using job_registry_actor = caf::typed_actor<
     /// id or out directory being live already).
     caf::replies_to<recover_atom, std::vector<job_spec>,
                     std::vector<std::vector<uint32_t>>>::with<std::vector<uint64_t>>,
+    /// Jobs a journal recorded as finished before a restart (serve --state),
+    /// oldest first: answered for by status and await as completed jobs,
+    /// within keep_finished; nothing is proved or written for them.
+    caf::reacts_to<recover_atom, std::vector<job_report>>,
     /// Drains (serve stopping): no partition starts any more (the memory
     /// manager drops the queued ones, retries are not queued) while the jobs
     /// stay live, so the journal keeps them. Replies the live jobs once every
@@ -108,8 +120,10 @@ using journal_actor = caf::typed_actor<
         std::vector<uint64_t>>,
     /// Partition `index` of job `seq` has its proof written.
     caf::reacts_to<done_atom, uint64_t, uint32_t>,
-    /// Job `seq` is done, failed or cancelled: it is forgotten.
-    caf::reacts_to<complete_atom, uint64_t>,
+    /// Job `seq` is done, failed or cancelled, with the report its
+    /// result.json holds: it leaves the jobs to resume and is kept among the
+    /// finished ones (answered for after a restart).
+    caf::reacts_to<complete_atom, uint64_t, job_report>,
     /// Re-queues the journaled jobs with `registry`, checking their finished
     /// partitions' proofs with keys from `keys`.
     caf::reacts_to<recover_atom, job_registry_actor, key_cache_actor>>;

@@ -76,6 +76,10 @@ struct job_context {
   job_spec spec;
   zk::groth16::key_ptr key;
   payload_ptr payload;  ///< null: every witness is a file and every output is written
+  /// Bytes one partition's witness generation allocates (the generator's
+  /// estimate from its signal count, plus the parsed input), added to each
+  /// partition's reservation; 0 for a job of .wtns files.
+  uint64_t generator_bytes = 0;
   /// Set once by the job registry when the job is cancelled; every stage
   /// checks it and drops the partition (its reservation then frees the
   /// memory). An atomic flag, read without any lock.

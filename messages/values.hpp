@@ -86,6 +86,9 @@ struct partition_spans {
   /// can be checked against what was queued at each grant.
   span_ms memory;
   span_ms synthesize, prove, finalize;
+  /// Inside `synthesize`: computing the witness from the partition's input
+  /// (a job with a witness generator); never recorded when it reads a .wtns.
+  span_ms witness;
   std::vector<named_span> device;  ///< from gpu::prove_hooks::spans, in order
   int32_t gpu = -1;                ///< the device (backend) index that proved it; -1 before
   int32_t lane = -1;               ///< the GPU worker lane on that device
@@ -112,6 +115,12 @@ struct job_spec {
   std::string zkey;                    ///< proving key path
   std::vector<std::string> witnesses;  ///< one per partition: proof_<i>.json proves witnesses[i]
   bool single = true;                  ///< "witness": writes proof.json, else proof_<i>.json
+  /// A witness generator (`proofline witness build`): witnesses[i] are then
+  /// input.json files, and synthesizers compute each witness in process.
+  std::string witness_generator;
+  /// With a generator: also write each computed witness as <out>/witness.wtns
+  /// (one partition) or <out>/witness_<i>.wtns.
+  bool keep_witness = false;
   std::string out;                     ///< output directory
   priority prio = priority::normal;
 };
@@ -143,6 +152,10 @@ struct partition_failure {
   /// The device that proved it is unusable for the rest of the run (a sticky
   /// CUDA error, gpu::device_lost): the retry goes elsewhere at once.
   bool device_lost = false;
+  /// The proof was assembled but failed its pairing check (spans.backend
+  /// proved it): the same failure on two backends means the witness does
+  /// not satisfy the circuit (actors/retry_policy.hpp).
+  bool check_failed = false;
 };
 
 /// A compact view of one job (status requests).
@@ -227,6 +240,7 @@ struct key_preparation {
   double tables_ms = 0;       ///< window and NTT tables (0: not measured, or none)
   uint64_t tables_bytes = 0;  ///< device bytes of those tables
   uint64_t device_bytes = 0;  ///< device bytes the key holds in all
+  uint64_t abc_bytes = 0;     ///< of them, its A and B for a, b, c on the device (0: none)
   std::vector<named_span> spans;  ///< its device work, as the backend reports it
 };
 
@@ -275,13 +289,13 @@ typename Inspector::result_type inspect(Inspector& f, named_span& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_spans& x) {
-  return f(caf::meta::type_name("partition_spans"), x.memory, x.synthesize, x.prove, x.finalize, x.device,
-           x.gpu, x.lane, x.backend, x.synthesizer, x.finalizer);
+  return f(caf::meta::type_name("partition_spans"), x.memory, x.synthesize, x.prove, x.finalize, x.witness,
+           x.device, x.gpu, x.lane, x.backend, x.synthesizer, x.finalizer);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, key_preparation& x) {
   return f(caf::meta::type_name("key_preparation"), x.gpu, x.prepare, x.to_device_ms,
-           x.tables_ms, x.tables_bytes, x.device_bytes, x.spans);
+           x.tables_ms, x.tables_bytes, x.device_bytes, x.abc_bytes, x.spans);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, key_startup& x) {
@@ -293,7 +307,8 @@ typename Inspector::result_type inspect(Inspector& f, file_error& x) {
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_spec& x) {
-  return f(caf::meta::type_name("job_spec"), x.id, x.zkey, x.witnesses, x.single, x.out, x.prio);
+  return f(caf::meta::type_name("job_spec"), x.id, x.zkey, x.witnesses, x.single, x.out, x.prio,
+           x.witness_generator, x.keep_witness);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_done& x) {
@@ -304,7 +319,7 @@ typename Inspector::result_type inspect(Inspector& f, partition_done& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_failure& x) {
   return f(caf::meta::type_name("partition_failure"), x.job_seq, x.index, x.spans, x.error,
-           x.retryable, x.device_lost);
+           x.retryable, x.device_lost, x.check_failed);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_status& x) {

@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/text.hpp"
+
 namespace proofline::net {
 
 void add_client_options(CLI::App& app, client_options& o) {
@@ -154,19 +156,22 @@ std::optional<std::vector<job_report>> client_session::wait(const std::vector<su
         if (part.state == partition_state::done && tty) continue;
         if (part.state == partition_state::cancelled) continue;
         end_line();
-        out << "job " << w.job.id << ": partition " << part.index << " "
+        // Ids and errors may hold what a client chose: control characters
+        // are escaped so each line stays one line.
+        out << "job " << base::escape_controls(w.job.id) << ": partition " << part.index << " "
             << to_string(part.state);
         if (part.state == partition_state::done)
           out << " (" << part.proof_file << ", " << w.done << "/" << w.total << ")";
         else if (part.state == partition_state::failed)
-          out << ": " << part.error.message;
+          out << ": " << base::escape_controls(part.error.message);
         out << "\n";
       }
       if (p.complete) {
         w.complete = true;
         w.report = std::move(p.report);
         end_line();
-        out << "job " << w.job.id << ": " << to_string(w.report.state) << "\n";
+        out << "job " << base::escape_controls(w.job.id) << ": " << to_string(w.report.state)
+            << "\n";
       }
     }
     if (tty) {

@@ -23,10 +23,11 @@ using json = nlohmann::json;
 constexpr size_t utilization_bins = 600;
 
 /// Span categories in the order the page's data indexes them, with their colours.
-const std::vector<std::string> categories{"synthesize", "prove",    "device", "transfer",
-                                          "busy",       "finalize", "purge",  "key"};
-const std::vector<std::string> category_colours{"#4e79a7", "#f28e2b", "#59a14f", "#76b7b2",
-                                                "#2e7d32", "#e15759", "#b07aa1", "#edc948"};
+const std::vector<std::string> categories{"synthesize", "prove", "device", "transfer", "busy",
+                                          "finalize",   "purge", "key",    "witness"};
+const std::vector<std::string> category_colours{"#4e79a7", "#f28e2b", "#59a14f",
+                                                "#76b7b2", "#2e7d32", "#e15759",
+                                                "#b07aa1", "#edc948", "#9c755f"};
 
 /// Milliseconds to the microsecond: enough for any span, and a smaller page.
 double ms3(double ms) { return std::round(ms * 1000.0) / 1000.0; }
@@ -290,7 +291,7 @@ const char* const page_script = R"(
     const y = v => 4 + (1 - v / top) * chartH;
     text(svg, {class: 'chart-label', x: 4, y: 14}, 'queued partitions');
     text(svg, {class: 'chart-label ready-label', x: 4, y: 28}, 'ready to prove');
-    text(svg, {class: 'chart-label waiting-label', x: 4, y: 42}, 'waiting to start (memory or pacing)');
+    text(svg, {class: 'chart-label waiting-label', x: 4, y: 42}, 'waiting (memory, pacing)');
     text(svg, {class: 'chart-label', x: labelW - 30, y: y(top) + 8}, String(top));
     el('rect', {class: 'lane-bg', x: labelW, y: y(top), width: width - labelW, height: chartH}, svg);
     const line = (i, cls) => el('polyline', {class: cls, points:

@@ -168,6 +168,7 @@ startup_report startup_of(const run_record& rec) {
       kr.tables_ms = std::max(kr.tables_ms, d.tables_ms);
       kr.tables_bytes = std::max(kr.tables_bytes, d.tables_bytes);
       kr.device_bytes = std::max(kr.device_bytes, d.device_bytes);
+      kr.abc_bytes = std::max(kr.abc_bytes, d.abc_bytes);
       for (const auto& sp : d.spans) earliest(s.first_gpu_work_ms, sp.start);
     }
     s.keys.push_back(std::move(kr));
@@ -266,6 +267,7 @@ run_report build_report(const run_record& rec) {
 
   auto parts = partitions_of(rec);
   r.synthesize = stage_of(parts, &partition_spans::synthesize);
+  r.witness = stage_of(parts, &partition_spans::witness);
   r.prove = stage_of(parts, &partition_spans::prove);
   r.finalize = stage_of(parts, &partition_spans::finalize);
   r.memory = rec.memory;
@@ -341,7 +343,8 @@ std::string report_json(const run_report& r, int indent) {
                     {"to_device_ms", k.to_device_ms},
                     {"tables_ms", k.tables_ms},
                     {"tables_bytes", k.tables_bytes},
-                    {"device_bytes", k.device_bytes}});
+                    {"device_bytes", k.device_bytes},
+                    {"abc_bytes", k.abc_bytes}});
   j["startup"] = {{"first_gpu_work_ms", maybe(r.startup.first_gpu_work_ms)},
                   {"first_proof_ms", maybe(r.startup.first_proof_ms)},
                   {"keys", std::move(keys)},
@@ -352,6 +355,7 @@ std::string report_json(const run_report& r, int indent) {
   j["stages"] = {{"synthesize", stage_json(r.synthesize)},
                  {"prove", stage_json(r.prove)},
                  {"finalize", stage_json(r.finalize)}};
+  if (r.witness.count > 0) j["stages"]["witness"] = stage_json(r.witness);
   j["nvml"] = {{"available", r.nvml_available},
                {"reason", r.nvml_available ? json(nullptr) : json(r.nvml_why)}};
   if (r.memory) {

@@ -122,6 +122,7 @@ struct key_startup_report {
   double tables_ms = 0;       ///< longest over the devices; 0: not measured, or none
   uint64_t tables_bytes = 0;  ///< largest on one device
   uint64_t device_bytes = 0;  ///< largest on one device
+  uint64_t abc_bytes = 0;     ///< of them, A and B for a, b, c on the device; largest on one device
 };
 
 /// Start-up: how long until the GPU and the first proof got going, and what
@@ -169,6 +170,8 @@ struct run_report {
   std::string backend;  ///< "cuda" or "cpu" (the first backend's kind)
   std::vector<gpu_report> gpus;
   stage_times synthesize, prove, finalize;
+  /// Witness generation inside synthesize (jobs with a generator); count 0 otherwise.
+  stage_times witness;
   std::optional<memory_stats> memory;
   bool nvml_available = false;
   std::string nvml_why;
@@ -198,7 +201,7 @@ run_report build_report(const run_record& rec);
 /// p99, max, count}, gpu_busy_fraction_with_keys, busy_ms_with_keys, keys_prepared,
 /// key_prepare_ms, key_to_device_ms}], startup{first_gpu_work_ms,
 /// first_proof_ms, keys[{path, bytes, read_ms, prepare_ms, to_device_ms,
-/// tables_ms, tables_bytes, device_bytes}], pool{bytes, pinned, pin_ms}},
+/// tables_ms, tables_bytes, device_bytes, abc_bytes}], pool{bytes, pinned, pin_ms}},
 /// stages{synthesize, prove, finalize}, nvml{available,
 /// reason}, memory{budget_bytes, peak_reserved_bytes, peak_rss_bytes, ...},
 /// purge{count, requests, total_ms, max_ms, bytes, threads}, queues[{t_s,
@@ -208,7 +211,7 @@ std::string report_json(const run_report& r, int indent = 2);
 /// NVML's utilization.gpu is the share of the driver's last sample period
 /// with a kernel running, and the value read is held until the next period
 /// ends, so a read reflects up to two periods before it (how long that is on
-/// the H200: docs/BENCHMARKS.md, "Earlier runs, same day"). A read taken less
+/// the H200: docs/benchmarks-history.md, "Earlier runs, same day"). A read taken less
 /// than that after the window opens still counts time from before it. (Other
 /// products use periods of up to 1 s.)
 inline constexpr double nvml_lookback_ms = 400;

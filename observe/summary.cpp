@@ -2,6 +2,8 @@
 #include "base/text.hpp"
 
 #include <algorithm>
+#include <map>
+#include <numeric>
 #include <csignal>
 #include <cstdio>
 #include <ostream>
@@ -12,6 +14,7 @@
 
 namespace proofline::observe {
 
+using base::escape_controls;
 using base::fixed;
 using memory::format_bytes;
 
@@ -27,9 +30,12 @@ void print_summary(std::ostream& out, const std::vector<job_report>& reports, do
     double secs = r.total.recorded() && r.total.end >= r.total.start
                       ? (r.total.end - r.total.start) / 1000.0
                       : 0.0;
-    rows.push_back({r.id, to_string(r.state),
+    // Ids, paths and errors may hold what a client chose: control
+    // characters are escaped so a row stays one line on the terminal.
+    rows.push_back({escape_controls(r.id), to_string(r.state),
                     std::to_string(ok) + "/" + std::to_string(r.partitions.size()),
-                    fixed(secs, 3) + " s", r.out, r.has_error ? r.error.message : ""});
+                    fixed(secs, 3) + " s", escape_controls(r.out),
+                    r.has_error ? escape_controls(r.error.message) : ""});
   }
 
   std::vector<std::size_t> width(head.size());
@@ -57,6 +63,51 @@ void print_summary(std::ostream& out, const std::vector<job_report>& reports, do
   out << "; " << proofs << (proofs == 1 ? " proof" : " proofs") << " in "
       << fixed(secs, 3) << " s wall time ("
       << fixed(secs > 0 ? static_cast<double>(proofs) / secs : 0.0, 2) << " proofs/s)\n";
+  print_synthesis_wait(out, reports, wall_ms);
+}
+
+void print_synthesis_wait(std::ostream& out, const std::vector<job_report>& reports,
+                          double wall_ms) {
+  // Per backend, the union of its prove() spans; a gap in it that ends when
+  // a partition's synthesis ended (the next work was not ready before) is
+  // time the backend waited for synthesis.
+  std::map<int32_t, std::vector<std::pair<double, double>>> proves;
+  std::vector<double> synth_ends, witness_ms;
+  for (const auto& r : reports)
+    for (const auto& p : r.partitions) {
+      const auto& sp = p.spans;
+      if (sp.witness.recorded() && sp.witness.end >= sp.witness.start)
+        witness_ms.push_back(sp.witness.end - sp.witness.start);
+      if (sp.synthesize.recorded()) synth_ends.push_back(sp.synthesize.end);
+      if (sp.prove.recorded() && sp.gpu >= 0) proves[sp.gpu].emplace_back(sp.prove.start, sp.prove.end);
+    }
+  if (witness_ms.empty()) return;  // only jobs that compute their witnesses get the line
+  std::sort(synth_ends.begin(), synth_ends.end());
+  double waited = 0;
+  for (auto& [gpu, spans] : proves) {
+    std::sort(spans.begin(), spans.end());
+    double busy_until = spans.front().second;
+    for (size_t i = 1; i < spans.size(); ++i) {
+      const auto [start, end] = spans[i];
+      if (start > busy_until) {
+        // A synthesis that ended inside the gap: the backend waited for it.
+        auto it = std::lower_bound(synth_ends.begin(), synth_ends.end(), busy_until);
+        if (it != synth_ends.end() && *it <= start + 1e-6) waited += start - busy_until;
+      }
+      busy_until = std::max(busy_until, end);
+    }
+  }
+  std::sort(witness_ms.begin(), witness_ms.end());
+  const double total_witness = std::accumulate(witness_ms.begin(), witness_ms.end(), 0.0);
+  const double share = wall_ms > 0 ? waited / (wall_ms * std::max<size_t>(1, proves.size())) : 0;
+  out << "witness generation: " << witness_ms.size() << " witnesses, "
+      << fixed(total_witness / 1000.0, 3) << " s in all (p50 "
+      << fixed(witness_ms[witness_ms.size() / 2], 1) << " ms); the backends waited "
+      << fixed(waited / 1000.0, 3) << " s for synthesis ("
+      << fixed(share * 100.0, 1) << "% of their time)"
+      << (share > 0.05 ? ": synthesis bounds throughput (more --synthesizers or cores would help)"
+                       : ": synthesis kept them fed")
+      << "\n";
 }
 
 void print_interrupted(std::ostream& out, const std::vector<job_report>& reports, int signo) {
@@ -64,7 +115,7 @@ void print_interrupted(std::ostream& out, const std::vector<job_report>& reports
   std::size_t jobs = 0, left = 0, kept = 0;
   for (const auto& r : reports) {
     if (r.state != job_state::cancelled) continue;
-    ids += (jobs++ ? ", " : "") + r.id;
+    ids += (jobs++ ? ", " : "") + escape_controls(r.id);
     for (const auto& p : r.partitions) {
       left += p.state == partition_state::cancelled;
       kept += p.state == partition_state::done;

@@ -17,6 +17,14 @@ namespace proofline::observe {
 /// Writes the table and totals; `wall_ms` is the run's wall time.
 void print_summary(std::ostream& out, const std::vector<job_report>& reports, double wall_ms);
 
+/// For runs with jobs that compute their witnesses (a witness generator),
+/// one line: how many witnesses, their time, and how long the backends sat
+/// idle between proofs waiting for a synthesis to end, and whether
+/// synthesis bounds throughput (above 5% of their time). Nothing otherwise.
+/// print_summary ends with it.
+void print_synthesis_wait(std::ostream& out, const std::vector<job_report>& reports,
+                          double wall_ms);
+
 /// One line after the summary of a run ended early by signal `signo`
 /// (SIGINT, SIGTERM): the jobs it cancelled, their partitions not proved and
 /// the proofs they kept.

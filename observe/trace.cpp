@@ -98,6 +98,11 @@ std::vector<lane> build_lanes(const run_record& rec) {
     if (p.synthesizer >= 0 && p.spans.synthesize.recorded())
       lanes.at("synthesizers", "synthesizer " + std::to_string(p.synthesizer))
           .push_back(stage_span(p, "synthesize", p.spans.synthesize));
+  // Witness generation (jobs with a witness generator), inside synthesize on its own lane.
+  for (const auto& p : parts)
+    if (p.synthesizer >= 0 && p.spans.witness.recorded())
+      lanes.at("synthesizers", "synthesizer " + std::to_string(p.synthesizer) + " witness")
+          .push_back(stage_span(p, "witness", p.spans.witness));
 
   // Backends: a busy lane (union of device spans), then per worker lane its
   // device spans and its prove() calls, then the keys' preparation.

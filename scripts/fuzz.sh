@@ -6,7 +6,7 @@
 #
 #   SECONDS       per target (default 30)
 #   --build-dir   the fuzz build and its corpora (default build-fuzz)
-#   --target      run only these (job_file, zkey, wtns, net_message, metrics_http)
+#   --target      run only these (job_file, zkey, wtns, net_message, metrics_http, http_api)
 #
 # Each target reads its seeds (DIR/seeds/NAME), the committed crash
 # reproducers (tests/fuzz/regressions/NAME, run first, every time) and the
@@ -32,7 +32,7 @@ while [ "$#" -gt 0 ]; do
     *) echo "fuzz.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-[ "${#targets[@]}" -gt 0 ] || targets=(job_file zkey wtns net_message metrics_http)
+[ "${#targets[@]}" -gt 0 ] || targets=(job_file zkey wtns net_message metrics_http http_api)
 
 cxx=$(command -v clang++ || command -v clang++-14 || true)
 if [ -z "$cxx" ]; then
@@ -53,7 +53,17 @@ cmake --build "$build" -j"$(nproc)" -- --no-print-directory >/dev/null ||
 fx=$root/tests/fixtures
 seeds=$build/seeds
 rm -rf "$seeds"
-mkdir -p "$seeds"/{job_file,zkey,wtns,net_message,metrics_http}
+mkdir -p "$seeds"/{job_file,zkey,wtns,net_message,metrics_http,http_api}
+# http_api: requests of each route, with and without the token, and a proof
+# whose body is a real witness.
+tok='Authorization: Bearer 0123456789abcdef-fuzz'
+w=$fx/bn254/small/witness_0.wtns
+{ printf 'POST /v1/prove?key=%%2Fproc%%2Fself%%2Fexe&priority=high HTTP/1.1\r\n%s\r\nContent-Length: %s\r\n\r\n' \
+    "$tok" "$(stat -c %s "$w")"; cat "$w"; } >"$seeds/http_api/prove"
+printf 'GET /v1/status HTTP/1.1\r\n%s\r\n\r\n' "$tok" >"$seeds/http_api/status"
+printf 'GET /v1/openapi.json HTTP/1.1\r\n%s\r\n\r\n\x01' "$tok" >"$seeds/http_api/openapi"
+printf 'POST /v1/prove?key=k0123456789abcdef HTTP/1.1\r\n\r\n' >"$seeds/http_api/anonymous"
+printf 'GET /healthz HTTP/1.1\r\n\r\n' >"$seeds/http_api/healthz"
 cp "$root/examples/jobs.json" "$seeds/job_file/examples_jobs.json"
 cat >"$seeds/job_file/fixtures_jobs.json" <<EOF
 {"jobs": [
@@ -61,6 +71,14 @@ cat >"$seeds/job_file/fixtures_jobs.json" <<EOF
   {"id": "bls", "zkey": "$fx/bls12_381/small/circuit.zkey", "witnesses": ["$fx/bls12_381/small/witness_0.wtns", "$fx/bls12_381/small/witness_1.wtns"], "out": "out/bls", "priority": "critical"}
 ]}
 EOF
+# JSON bombs (docs/CLUSTER.md, Input files): nesting past the limit, more
+# values than the partitions allow, and a job file at the nesting limit.
+head -c 100000 /dev/zero | tr '\0' '[' >"$seeds/job_file/bomb_deep"
+{ printf '{"jobs": [{"id": "a", "zkey": "k", "out": "o", "witnesses": ['
+  for i in $(seq 3000); do printf '"w%d",' "$i"; done
+  printf '1]}]}'; } >"$seeds/job_file/bomb_values"
+printf '{"jobs": [{"id": "a", "zkey": "k", "out": "o", "witnesses": [[["w"]]]}]}' \
+  >"$seeds/job_file/nesting_at_limit"
 cp "$fx/bn254/small/circuit.zkey" "$seeds/zkey/bn254_small.zkey"
 cp "$fx/bls12_381/small/circuit.zkey" "$seeds/zkey/bls12_381_small.zkey"
 cp "$fx/bn254/small/witness_0.wtns" "$seeds/wtns/bn254_small.wtns"

@@ -2,10 +2,13 @@
 // the files of a journal caught as a crash left them refused, paths under a
 // moved state directory), and the journal actor with the registry under the
 // deterministic scheduler: a submission is answered only once recorded,
-// finished jobs leave the journal, and recovery re-queues journaled jobs
+// finished jobs leave the journal for its bounded table of finished ones,
+// which a restart answers for again, and recovery re-queues journaled jobs
 // without proving again the partitions whose proofs check, and removes
 // their spooled witnesses once they finish.
 #include <doctest/doctest.h>
+
+#include <caf/binary_serializer.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -96,6 +99,32 @@ TEST_CASE("the journal store keeps jobs and finished partitions across reopening
   CHECK(jobs[1].done.empty());
   again.remove_job(jids[0]);
   CHECK(ids_of(again.pending()) == std::set<std::string>{"b"});
+}
+
+TEST_CASE("the journal store keeps the newest finished jobs' records within its bounds") {
+  temp_dir dir;
+  {
+    journal_store store(dir.path.string());
+    auto jids = store.add_jobs({make_job("a", {"/w/a.wtns"}, priority::normal, "/k.zkey"),
+                                make_job("b", {"/w/b.wtns"}, priority::normal, "/k.zkey"),
+                                make_job("c", {"/w/c.wtns"}, priority::normal, "/k.zkey")});
+    REQUIRE(jids.size() == 3);
+    store.mark_done(jids[0], 0);
+    store.finish_job(jids[0], "a", "AAAA", 2, 0);
+    store.finish_job(jids[1], "b", "BBBB", 2, 0);
+    CHECK(ids_of(store.pending()) == std::set<std::string>{"c"});
+    CHECK(store.finished() == std::vector<std::string>{"AAAA", "BBBB"});
+    store.finish_job(jids[2], "c", std::string("C\0C", 3), 2, 0);  // past 2: a is forgotten
+    CHECK(store.pending().empty());
+    CHECK(store.finished() == std::vector<std::string>{"BBBB", std::string("C\0C", 3)});
+  }
+  journal_store again(dir.path.string());  // kept across reopening
+  CHECK(again.finished() == std::vector<std::string>{"BBBB", std::string("C\0C", 3)});
+  // By bytes: the newest whose records total at most 10 bytes, the newest always.
+  again.finish_job(0, "d", "DDDDDDD", 0, 10);
+  CHECK(again.finished() == std::vector<std::string>{std::string("C\0C", 3), "DDDDDDD"});
+  again.finish_job(0, "e", std::string(20, 'E'), 0, 10);
+  CHECK(again.finished() == std::vector<std::string>{std::string(20, 'E')});
 }
 
 TEST_CASE("a journal file that is not SQLite is refused, naming the file") {
@@ -293,6 +322,66 @@ TEST_CASE_FIXTURE(det_fixture,
     CHECK(s.state == job_state::done);
     CHECK(s.done == s.total);
   }
+  self->send_exit(j, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE_FIXTURE(det_fixture, "jobs the journal holds as finished are answered for after a restart") {
+  temp_dir dir;
+  auto store = std::make_shared<journal_store>(dir.path.string());
+  auto record = [&](job_report r) {
+    std::vector<char> buf;
+    caf::binary_serializer sink{sys, buf};
+    REQUIRE_FALSE(sink(r));
+    return std::string(buf.begin(), buf.end());
+  };
+  auto finished = [](const std::string& id, job_state state, std::vector<partition_state> parts) {
+    job_report r;
+    r.id = id;
+    r.out = "/out/" + id;
+    r.state = state;
+    for (uint32_t i = 0; i < parts.size(); ++i) {
+      partition_report p;
+      p.index = i;
+      p.state = parts[i];
+      if (p.state == partition_state::done) p.proof_file = "proof_" + std::to_string(i) + ".json";
+      r.partitions.push_back(p);
+    }
+    return r;
+  };
+  store->finish_job(0, "s0", record(finished("s0", job_state::done, {partition_state::done})), 0, 0);
+  store->finish_job(0, "c0",
+                    record(finished("c0", job_state::cancelled,
+                                    {partition_state::done, partition_state::cancelled,
+                                     partition_state::cancelled})),
+                    0, 0);
+  journal_config jc;
+  jc.store = store;
+  auto j = sys.spawn(journal, jc);
+  runtime_config rc;
+  rc.memory_budget = 4 * fake_partition_bytes;
+  rc.journal = j;
+  start(rc);
+  self->send(j, recover_atom::value, rt->registry(), rt->keys());
+  sched.run();
+
+  self->send(rt->registry(), status_atom::value);
+  sched.run();
+  auto all = fetch<std::vector<job_status>>();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].id == "s0");
+  CHECK(all[0].state == job_state::done);
+  CHECK(all[0].done == 1);
+  CHECK(all[1].id == "c0");
+  CHECK(all[1].state == job_state::cancelled);
+  CHECK(all[1].done == 1);
+  CHECK(all[1].total == 3);
+  auto r = report(all[1].seq);  // await answers at once, as before the restart
+  CHECK(r.state == job_state::cancelled);
+  CHECK(r.out == "/out/c0");
+  REQUIRE(r.partitions.size() == 3);
+  CHECK(r.partitions[0].proof_file == "proof_0.json");
+  CHECK(r.partitions[2].state == partition_state::cancelled);
+  CHECK(world->events_of("prove").empty());  // nothing is proved for them
   self->send_exit(j, caf::exit_reason::user_shutdown);
 }
 

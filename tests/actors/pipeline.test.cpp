@@ -121,7 +121,7 @@ TEST_CASE_FIXTURE(det_fixture,
   CHECK(z.state == job_state::failed);
   CHECK(z.partitions[0].state == partition_state::done);
   CHECK(z.partitions[1].state == partition_state::failed);
-  CHECK(z.error.file == "z1.wtns");
+  CHECK(z.error.file.empty());  // a backend fault: no input file is at fault
   // A backend fault is retried once, then fails the partition.
   CHECK(z.error.message ==
         "z1.wtns: fake backend: injected device fault (partition 1 on fake:0, after 1 retry)");
@@ -224,7 +224,9 @@ TEST_CASE_FIXTURE(det_fixture, "result.json records every partition with its fil
 }
 
 TEST_CASE_FIXTURE(det_fixture,
-                  "a proof that fails its check is proved again once, then fails its partition") {
+                  "a proof that fails its check is proved again once; failing twice on the "
+                  "only backend, it fails its partition as a witness that does not satisfy the "
+                  "circuit") {
   start(two_partition_budget());
   world->bad_proofs["a1.wtns"] = 1;  // bad once: the retry is good
   world->bad_proofs["b0.wtns"] = 5;  // always bad
@@ -245,10 +247,12 @@ TEST_CASE_FIXTURE(det_fixture,
   CHECK(b.state == job_state::failed);
   CHECK(b.partitions[0].retries == 1);
   CHECK_FALSE(b.partitions[0].verified);
-  CHECK(b.error.message.find("partition 0: the proof from backend") != std::string::npos);
-  CHECK(b.error.message.find(
-            "failed its pairing check (fake bad proof) (partition 0 on fake:0, after 1 retry)") !=
+  CHECK(b.error.file == "b0.wtns");  // the input at fault, not the proof never written
+  CHECK(b.error.message.find("b0.wtns: the witness does not satisfy the circuit of") !=
         std::string::npos);
+  CHECK(b.error.message.find("failed the pairing check on fake:0 and fake:0") !=
+        std::string::npos);
+  CHECK(b.error.message.find("(partition 0 on fake:0, after 1 retry)") != std::string::npos);
   CHECK(world->file("out/b/proof.json").empty());  // a bad proof is never written
 }
 

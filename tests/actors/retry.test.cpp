@@ -104,10 +104,46 @@ TEST_CASE_FIXTURE(det_fixture,
   CHECK(memory().reserved == 0);
 }
 
+TEST_CASE("a witness is at fault once two backends, or the only one twice, fail its proofs") {
+  CHECK_FALSE(witness_at_fault({"cuda:0"}, false));
+  CHECK_FALSE(witness_at_fault({"cuda:0", "cuda:0"}, false));  // one GPU may be faulty
+  CHECK(witness_at_fault({"cuda:0", "cuda:0", "cpu:fallback"}, false));
+  CHECK(witness_at_fault({"cuda:0", "cuda:1"}, false));
+  CHECK_FALSE(witness_at_fault({"cpu:0"}, true));
+  CHECK(witness_at_fault({"cpu:0", "cpu:0"}, true));
+}
+
+TEST_CASE_FIXTURE(det_fixture,
+                  "proofs of one witness that fail their check on the GPU and the fallback fail "
+                  "the job as an input error naming the witness, and lose no device") {
+  auto rc = small_runtime();
+  rc.fallback = world->backend("cpu");
+  world->bad_proofs["u0.wtns"] = 100;  // no backend proves it: it does not satisfy the circuit
+  auto r = prove_job(rc, {world->backend("cuda")}, make_job("u", {"u0.wtns", "u1.wtns"}));
+
+  CHECK(r.state == job_state::failed);
+  REQUIRE(r.partitions.size() == 2);
+  const auto& bad = r.partitions[0];
+  CHECK(bad.state == partition_state::failed);
+  CHECK(bad.error.file == "u0.wtns");
+  CHECK(bad.error.message.find("u0.wtns: the witness does not satisfy the circuit of") !=
+        std::string::npos);
+  CHECK(bad.error.message.find("on cuda:0, cuda:0 and cpu:fallback") != std::string::npos);
+  CHECK(r.error.file == "u0.wtns");
+  // The GPU stays in service: the good witness is proved there, first time.
+  CHECK(r.partitions[1].state == partition_state::done);
+  CHECK(r.partitions[1].spans.backend == "cuda:0");
+  CHECK(r.partitions[1].retries == 0);
+  auto ran = world->events_of("ran");
+  CHECK(count(ran, "cuda u0.wtns") == 2);
+  CHECK(count(ran, "cpu u0.wtns") == 1);
+  CHECK(memory().reserved == 0);
+}
+
 TEST_CASE_FIXTURE(det_fixture,
                   "a fallback that fails too fails the job, naming the partition and the backend") {
   auto rc = small_runtime();
-  rc.fallback = corrupting(world->backend("cpu"));
+  rc.fallback = with_faults({world->backend("cpu")}, parse_faults("throw:all")).front();
   auto r = prove_job(rc, {corrupting(world->backend("cuda"))},
                      make_job("k", {"k0.wtns", "k1.wtns"}));
 
@@ -119,11 +155,11 @@ TEST_CASE_FIXTURE(det_fixture,
     CHECK(p.spans.backend == "cpu:fallback");
   }
   const auto& msg = r.partitions[1].error.message;
-  CHECK(msg.find("partition 1: the proof from backend cpu:fallback failed its pairing check") !=
-        std::string::npos);
+  CHECK(msg.find("k1.wtns: ") == 0);  // the witness it was proving, though not at fault
+  CHECK(r.partitions[1].error.file.empty());
   CHECK(msg.find("(partition 1 on cpu:fallback, after 2 retries)") != std::string::npos);
   CHECK(world->file("out/k/proof_0.json").empty());  // a bad proof is never written
-  CHECK(count(world->events_of("ran"), "cpu k0.wtns") == 1);
+  CHECK(count(world->events_of("ran"), "cuda k0.wtns") == 2);
   CHECK(memory().reserved == 0);
 }
 

@@ -180,5 +180,5 @@ TEST_CASE("--config FILE: the file's keys are options, the command line wins, ba
   std::filesystem::remove(path);
   auto missing = parse({"run", "--config", path.c_str()});
   REQUIRE(missing.code);
-  CHECK(missing.err.find(path + ": cannot be read") != std::string::npos);
+  CHECK(missing.err.find(path + ": cannot open") != std::string::npos);
 }

@@ -7,11 +7,14 @@
 #  * input errors exit 2 naming the file: a missing key, a missing witness,
 #    a witness of another circuit, an output directory that cannot be
 #    written (refused before any backend starts);
-#  * a backend that corrupts every proof exits 1, naming the partition and
+#  * a witness that does not satisfy the circuit exits 2 naming it, after
+#    one retry on the only backend;
+#  * a backend that fails every proof exits 1, naming the partition and
 #    the backend, and writes nothing.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 ex=$repo/examples
+mkdir -p out stdin e bad nv  # prove writes into existing directories only
 zkey=$ex/circuit.zkey
 vkey=$ex/verification_key.json
 
@@ -60,6 +63,11 @@ log_names wrongwtns "$other" "witness values" "$zkey"
 grep -q "standard input" empty.log || fail "empty stdin not named: $(cat empty.log)"
 [ ! -e e/proof.json ] || fail "a failed prove wrote e/proof.json"
 
+# A missing output directory is a usage error naming the path, not created.
+prove nodir 2 prove "$zkey" "$ex/witness_0.wtns" missing-dir/proof.json public.json --backend cpu
+log_names nodir "missing-dir/proof.json" "does not exist"
+[ ! -e missing-dir ] || fail "prove created missing-dir/"
+
 # An output directory that cannot be created (a file stands in the way; this
 # holds for root too): refused before a backend is chosen.
 touch blocker
@@ -68,11 +76,25 @@ prove unwritable 2 prove "$zkey" "$ex/witness_0.wtns" blocker/proof.json out2/pu
 log_names unwritable "blocker/proof.json"
 grep -q "backend:" unwritable.log && fail "a backend started before the output check: $(cat unwritable.log)"
 
-# ---- proving that fails: exit 1, partition and backend named, nothing written
-PROOFLINE_FAULT_INJECT=corrupt:all prove corrupt 1 prove "$zkey" "$ex/witness_0.wtns" \
-  bad/proof.json bad/public.json --backend cpu
-log_names corrupt "partition 0" "cpu:0" "pairing check"
+# ---- a witness that does not satisfy the circuit (one value changed): an
+# input error (exit 2) naming the witness, retried once on the only backend
+# and no further, nothing written
+python3 - "$ex/witness_0.wtns" unsat.wtns <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+b[len(b) - 32] ^= 1  # the low byte of the last witness value
+open(sys.argv[2], "wb").write(b)
+PY
+prove unsat 2 prove "$zkey" unsat.wtns bad/proof.json bad/public.json --backend cpu
+log_names unsat "unsat.wtns: the witness does not satisfy the circuit of $zkey" "pairing check"
+[ "$(grep -c "proving it again" unsat.log)" = 1 ] || fail "unsat.wtns was retried more than once: $(cat unsat.log)"
 [ ! -e bad/proof.json ] && [ ! -e bad/public.json ] || fail "a proof that failed its check was written"
+
+# ---- proving that fails: exit 1, partition and backend named, nothing written
+PROOFLINE_FAULT_INJECT=throw:all prove broken 1 prove "$zkey" "$ex/witness_0.wtns" \
+  bad/proof.json bad/public.json --backend cpu
+log_names broken "partition 0" "cpu:0" "injected fault"
+[ ! -e bad/proof.json ] && [ ! -e bad/public.json ] || fail "a failed proof was written"
 
 prove unchecked 0 prove "$zkey" "$ex/witness_2.wtns" nv/proof.json nv/public.json --backend cpu --no-verify
 log_names unchecked "not checked"

@@ -37,6 +37,9 @@ import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["valid"] is True and j["curve"] == "bn254" and j["public_signals"] == 5, j
 assert isinstance(j["verify_ms"], float) and j["verify_ms"] > 0, j
+# The fields the README lists, every one present, reason null when valid.
+assert set(j) == {"proof", "public", "key", "valid", "curve", "public_signals", "verify_ms", "reason"}, j
+assert j["reason"] is None, j
 PY
 
 # Tampered files: proofline says invalid (exit 1) and so does snarkjs.

@@ -142,7 +142,31 @@ TEST_CASE("priority must be one of the four names") {
 TEST_CASE("an unknown key in a job is rejected, naming it") {
   CHECK(
       error_of(one(good_a + R"(, "witnes": "x")")) ==
-      R"(jobs.json: job "a" (jobs[0]): unknown field "witnes" (a job has id, zkey, out, witness or witnesses, priority))");
+      R"(jobs.json: job "a" (jobs[0]): unknown field "witnes" (a job has id, zkey, out, witness or witnesses, or witness_generator with input or inputs, priority))");
+}
+
+TEST_CASE("a job with a witness generator names input files instead of witnesses") {
+  auto specs = parse(R"({"jobs": [
+      {"id": "a", "zkey": "c.zkey", "witness_generator": "c.so", "input": "i.json", "out": "oa"},
+      {"id": "b", "zkey": "c.zkey", "witness_generator": "c.so", "inputs": ["i0.json", "i1.json"], "out": "ob"}]})");
+  REQUIRE(specs.size() == 2);
+  CHECK(specs[0].witness_generator == "dir/c.so");
+  CHECK(specs[0].single);
+  CHECK(specs[0].witnesses == std::vector<std::string>{"dir/i.json"});
+  CHECK_FALSE(specs[1].single);
+  CHECK(specs[1].witnesses == std::vector<std::string>{"dir/i0.json", "dir/i1.json"});
+  CHECK_FALSE(specs[0].keep_witness);
+}
+
+TEST_CASE("inputs without a generator, and witnesses beside one, are rejected") {
+  CHECK(error_of(one(R"("id": "a", "zkey": "c", "input": "i.json", "out": "o")")) ==
+        R"(jobs.json: job "a" (jobs[0]): field "input" needs "witness_generator" (the object `proofline witness build` makes))");
+  CHECK(error_of(one(R"("id": "a", "zkey": "c", "witness_generator": "c.so", "witness": "w", "out": "o")")) ==
+        R"(jobs.json: job "a" (jobs[0]): field "witness" beside "witness_generator": a job with a generator takes "input" or "inputs" (input.json files))");
+  CHECK(error_of(one(R"("id": "a", "zkey": "c", "witness_generator": "c.so", "out": "o")")) ==
+        R"(jobs.json: job "a" (jobs[0]): missing field "input" or "inputs" (give exactly one))");
+  CHECK(error_of(one(R"("id": "a", "zkey": "c", "witness_generator": "c.so", "inputs": [], "out": "o")")) ==
+        R"(jobs.json: job "a" (jobs[0]): field "inputs": expected a non-empty array of non-empty strings, got [])");
 }
 
 TEST_CASE("ids and out directories are unique") {
@@ -242,4 +266,30 @@ TEST_CASE("a job file naming more partitions than the limit is refused before jo
                        "jobs.json: names 3 partitions, more than the limit of 2 (split the file, "
                        "or raise the limit: run --max-partitions)",
                        job_file_error);
+}
+
+TEST_CASE("job-file text nested too deep, too long or of too many values is refused as it is read") {
+  // The server parses what clients send with this reader: its own limits
+  // apply whoever read the file first.
+  std::string deep(2'000'000, '[');
+  CHECK(error_of(deep) == "jobs.json: nested deeper than 6 arrays and objects");
+  // Seven levels: one more than any job file needs (it needs four).
+  CHECK(error_of(R"({"jobs": [{"id": "a", "zkey": "c", "out": "o", "witnesses": [[[["w"]]]]}]})") ==
+        "jobs.json: nested deeper than 6 arrays and objects");
+
+  std::string many = R"({"jobs": [{"id": "a", "zkey": "c", "out": "o", "witnesses": [)";
+  for (int i = 0; i < 40; ++i) many += "\"w\",";
+  many += "\"w\"]}]}";
+  CHECK(parse_job_file(many, "jobs.json", "dir", "root", 41).size() == 1);
+  // 41 partitions' worth of values is 12 * 41 + 16; a limit of 2 allows 40.
+  CHECK_THROWS_WITH_AS(parse_job_file(many, "jobs.json", "dir", "root", 2),
+                       "jobs.json: more than 40 JSON values (keys, containers and scalars), more "
+                       "than jobs of at most 2 partitions take (split the file, or raise the "
+                       "limit: run --max-partitions)",
+                       job_file_error);
+
+  std::string huge(proofline::jobs::max_job_file_bytes + 1, ' ');
+  CHECK(error_of(huge) == "jobs.json: " + std::to_string(huge.size()) + " bytes, more than the " +
+                              std::to_string(proofline::jobs::max_job_file_bytes) +
+                              " a job file may hold");
 }

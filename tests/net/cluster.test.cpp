@@ -315,7 +315,7 @@ TEST_CASE_FIXTURE(det_fixture, "a drain refuses submissions, starts nothing queu
   sched.run();
   auto seq = fetch<uint64_t>();
   auto left = fetch<std::vector<job_status>>();
-  REQUIRE(left.size() == 1);  // the job stays live, for the journal
+  REQUIRE(left.size() == 1);  // what was left when the drain ended
   CHECK(left[0].seq == seq);
   CHECK(left[0].failed == 0);
   CHECK(left[0].done >= 1);
@@ -329,10 +329,16 @@ TEST_CASE_FIXTURE(det_fixture, "a drain refuses submissions, starts nothing queu
   auto m = memory();
   CHECK(m.queued == 0);
   CHECK(m.reservations == 0);
-  // A second drain answers at once; submissions are refused from now on.
+  // Without a journal to keep it, the job left is cancelled, with the reason
+  // in its result.json.
+  const auto result = world->file("out/d/result.json");
+  CHECK(result.find("\"status\": \"cancelled\"") != std::string::npos);
+  CHECK(result.find("the daemon stopped before the job was proved") != std::string::npos);
+  // A second drain answers at once, with nothing left; submissions are
+  // refused from now on.
   self->send(rt->registry(), drain_atom::value);
   sched.run();
-  CHECK(fetch<std::vector<job_status>>().size() == 1);
+  CHECK(fetch<std::vector<job_status>>().empty());
   job_submission sub;
   sub.name = "/jobs.json";
   CHECK(refusal_of(*this, ctl, sub) == server_stopping_message);
