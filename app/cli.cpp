@@ -167,7 +167,8 @@ constexpr zk::formats::json_limits config_limits{uint64_t(1) << 20, zk::formats:
 /// key of the file not already on the command line (`given`), as its long
 /// option and value(s). Throws std::runtime_error naming the file and key.
 std::vector<std::string> config_arguments(const CLI::App& sub, const std::string& file,
-                                          const std::vector<std::string>& given) {
+                                          const std::vector<std::string>& given,
+                                          std::vector<std::string>& keys_used) {
   std::string text;
   try {
     text = zk::formats::read_whole_file(file, config_limits.max_bytes);
@@ -200,6 +201,7 @@ std::vector<std::string> config_arguments(const CLI::App& sub, const std::string
       throw std::runtime_error(file + ": key \"" + key + "\": `" + sub.get_name() +
                                "` has no option " + flag);
     if (on_command_line(flag)) continue;  // the command line wins
+    keys_used.push_back(key);
     auto scalar = [&](const nlohmann::json& v) -> std::string {
       if (v.is_string()) return v.get<std::string>();
       if (v.is_number()) return v.dump();
@@ -210,6 +212,9 @@ std::vector<std::string> config_arguments(const CLI::App& sub, const std::string
         throw std::runtime_error(file + ": key \"" + key + "\": expected true or false");
       if (value.get<bool>()) args.push_back(flag);
     } else if (value.is_array()) {
+      if (opt->get_items_expected_max() <= 1)
+        throw std::runtime_error(file + ": key \"" + key + "\": " + flag +
+                                 " takes one value; expected a string or a number, not a list");
       for (const auto& v : value) {
         args.push_back(flag);
         args.push_back(scalar(v));
@@ -268,6 +273,7 @@ std::optional<int> cli::parse(int argc, const char* const* argv, std::ostream& o
   // --config FILE of the chosen subcommand: its options join the command line.
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string config_file;
+  std::vector<std::string> config_keys;  // the keys of config_file given to CLI11
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string file;
     if (args[i] == "--config" && i + 1 < args.size())
@@ -286,7 +292,7 @@ std::optional<int> cli::parse(int argc, const char* const* argv, std::ostream& o
         }
     if (!sub) break;  // CLI11 reports --config where no subcommand takes it
     try {
-      auto extra = config_arguments(*sub, file, args);
+      auto extra = config_arguments(*sub, file, args, config_keys);
       args.insert(args.begin() + static_cast<std::ptrdiff_t>(at + 1), extra.begin(), extra.end());
       config_file = file;
     } catch (const std::exception& e) {
@@ -300,6 +306,18 @@ std::optional<int> cli::parse(int argc, const char* const* argv, std::ostream& o
   try {
     root_->parse(static_cast<int>(full.size()), full.data());
   } catch (const CLI::ParseError& e) {
+    // A value from the config file that CLI11 refused ("--synthesizers:
+    // Value two not in range ..."): named by the file and its key.
+    const std::string what = e.what();
+    for (const auto& key : config_keys)
+      if (what.rfind("--" + key + ":", 0) == 0 || what.find(" --" + key + ":") != std::string::npos) {
+        std::string sub_name;
+        for (auto& [s, run] : commands_)
+          if (s->parsed()) sub_name = " " + s->get_name();
+        err << "proofline" << sub_name << ": --config " << config_file << ": key \"" << key
+            << "\": " << what << "\n";
+        return exit_usage;
+      }
     int code = root_->exit(e, out, err);
     if (code != 0 && !config_file.empty())
       err << "(the options of --config " << config_file

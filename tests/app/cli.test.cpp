@@ -177,6 +177,24 @@ TEST_CASE("--config FILE: the file's keys are options, the command line wins, ba
   auto kind = parse({"run", "--config", path.c_str()});
   REQUIRE(kind.code);
   CHECK(kind.err.find("key \"quiet\": expected true or false") != std::string::npos);
+  // A list where one value is taken, and a value CLI11 refuses: exit 2
+  // naming the file and the key.
+  {
+    std::ofstream f(path);
+    f << R"({"backend": ["cpu"]})";
+  }
+  auto list = parse({"run", "--config", path.c_str()});
+  REQUIRE(list.code);
+  CHECK(*list.code == exit_usage);
+  CHECK(list.err.find(path + ": key \"backend\": --backend takes one value") != std::string::npos);
+  {
+    std::ofstream f(path);
+    f << R"({"synthesizers": "two"})";
+  }
+  auto value = parse({"run", "--config", path.c_str()});
+  REQUIRE(value.code);
+  CHECK(*value.code == exit_usage);
+  CHECK(value.err.find(path + ": key \"synthesizers\": --synthesizers:") != std::string::npos);
   std::filesystem::remove(path);
   auto missing = parse({"run", "--config", path.c_str()});
   REQUIRE(missing.code);
