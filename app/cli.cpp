@@ -1,5 +1,6 @@
 #include "app/cli.hpp"
 
+#include <algorithm>
 #include <array>
 #include <memory>
 #include <ostream>
@@ -8,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "base/text.hpp"
 #include "memory/size.hpp"
 #include "zk/formats/error.hpp"
 #include "zk/formats/json_limits.hpp"
@@ -227,6 +229,48 @@ std::vector<std::string> config_arguments(const CLI::App& sub, const std::string
   return args;
 }
 
+/// Long option names `app` takes ("--backend"), its subcommands' not included.
+std::vector<std::string> long_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* o : app.get_options())
+    for (const auto& n : o->get_lnames()) names.push_back("--" + n);
+  return names;
+}
+
+/// "did you mean ...?" lines for the words of `args` that name no option of
+/// the subcommand they follow (or no subcommand), where a known name is
+/// near: a typo of a flag or command is then one look, not a --help.
+std::string suggestions(const CLI::App& root, const std::vector<CLI::App*>& subs,
+                        const std::vector<std::string>& args) {
+  const CLI::App* sub = nullptr;
+  std::vector<std::string> sub_names;
+  for (const CLI::App* s : subs) sub_names.push_back(s->get_name());
+  std::string out;
+  for (const auto& a : args) {
+    if (a == "--") break;
+    if (!sub) {
+      for (const CLI::App* s : subs)
+        if (s->get_name() == a) sub = s;
+      if (sub) continue;
+      if (!a.empty() && a[0] != '-') {
+        if (auto near = base::nearest(a, sub_names); !near.empty())
+          out += "proofline: there is no command " + a + "; did you mean " + near + "?\n";
+        break;
+      }
+    }
+    if (a.rfind("--", 0) != 0 || a.size() == 2) continue;
+    const std::string name = a.substr(0, a.find('='));
+    std::vector<std::string> known = long_names(root);
+    if (sub)
+      for (auto& n : long_names(*sub)) known.push_back(std::move(n));
+    if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+    if (auto near = base::nearest(name, known); !near.empty())
+      out += "proofline" + (sub ? " " + sub->get_name() : std::string()) + ": there is no option " +
+             name + "; did you mean " + near + "?\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 void add_metrics_options(CLI::App& app, std::string& metrics, bool& metrics_public) {
@@ -319,6 +363,11 @@ std::optional<int> cli::parse(int argc, const char* const* argv, std::ostream& o
         return exit_usage;
       }
     int code = root_->exit(e, out, err);
+    if (code != 0) {
+      std::vector<CLI::App*> subs;
+      for (auto& [sub, run] : commands_) subs.push_back(sub);
+      err << suggestions(*root_, subs, args);
+    }
     if (code != 0 && !config_file.empty())
       err << "(the options of --config " << config_file
           << " were read as if given on the command line)\n";

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace proofline::base {
 
 std::string fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
@@ -52,6 +54,39 @@ std::string escape_controls(std::string_view text) {
       out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
   }
   return out;
+}
+
+namespace {
+
+/// Optimal string alignment distance: Levenshtein plus adjacent swaps.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+}  // namespace
+
+std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
+  const std::size_t limit = std::min<std::size_t>(3, std::max<std::size_t>(1, word.size() / 3));
+  std::string best;
+  std::size_t best_d = limit + 1;
+  for (const auto& c : candidates) {
+    const std::size_t dist = edit_distance(word, c);
+    if (dist < best_d) {
+      best_d = dist;
+      best = c;
+    }
+  }
+  return best;
 }
 
 }  // namespace proofline::base

@@ -31,4 +31,10 @@ std::size_t find_control(std::string_view text);
 /// line, no escape sequence the terminal obeys).
 std::string escape_controls(std::string_view text);
 
+/// The candidate nearest to `word` by edit distance (insertions, deletions,
+/// substitutions and swaps of two neighbours), if it is within a third of
+/// the word's length (at least 1, at most 3): "--bakend" -> "--backend".
+/// Empty when nothing is that near; ties go to the first candidate.
+std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
+
 }  // namespace proofline::base

@@ -200,3 +200,18 @@ TEST_CASE("--config FILE: the file's keys are options, the command line wins, ba
   REQUIRE(missing.code);
   CHECK(missing.err.find(path + ": cannot open") != std::string::npos);
 }
+
+TEST_CASE("an unknown option or command suggests the nearest known one") {
+  auto typo = parse({"run", "jobs.json", "--bakend", "cpu"});
+  REQUIRE(typo.code);
+  CHECK(*typo.code == exit_usage);
+  CHECK(typo.err.find("there is no option --bakend; did you mean --backend?") != std::string::npos);
+  auto eq = parse({"run", "jobs.json", "--finalizer=2"});
+  CHECK(eq.err.find("did you mean --finalizers?") != std::string::npos);
+  auto far = parse({"run", "jobs.json", "--zzzzzz"});
+  REQUIRE(far.code);
+  CHECK(far.err.find("did you mean") == std::string::npos);
+  auto command = parse({"rn", "jobs.json"});
+  REQUIRE(command.code);
+  CHECK(command.err.find("there is no command rn; did you mean run?") != std::string::npos);
+}

@@ -66,3 +66,16 @@ TEST_CASE("escape_controls writes control characters as \\xNN and keeps the rest
   CHECK(escaped == "a\\x00b");
   CHECK(base::find_control(escaped) == std::string_view::npos);
 }
+
+TEST_CASE("nearest suggests the candidate a typo most likely meant, and nothing far") {
+  const std::vector<std::string> options = {"--backend", "--synthesizers", "--finalizers",
+                                            "--gpus", "--help"};
+  CHECK(base::nearest("--bakend", options) == "--backend");       // a letter left out
+  CHECK(base::nearest("--backedn", options) == "--backend");      // two letters swapped
+  CHECK(base::nearest("--syntesizers", options) == "--synthesizers");
+  CHECK(base::nearest("--gpu", options) == "--gpus");
+  CHECK(base::nearest("--memory", options).empty());               // nothing near
+  CHECK(base::nearest("rn", {"run", "serve", "prove"}) == "run");
+  CHECK(base::nearest("x", {"run"}).empty());
+  CHECK(base::nearest("--finalizer", {}).empty());
+}
