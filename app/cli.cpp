@@ -153,7 +153,8 @@ void add_config_option(CLI::App& app) {
 void add_log_format_option(CLI::App& app, std::string& format) {
   app.add_option("--log-format", format,
                  "Log lines on stderr as text, or json: one object a line with an ISO 8601 "
-                 "time (UTC), level and message, for journald and log collectors")
+                 "time (UTC), level and message, for journald and log collectors; the errors "
+                 "that end the process too. stdout keeps the command's result")
       ->check(CLI::IsMember({"text", "json"}))
       ->capture_default_str();
 }

@@ -7,6 +7,7 @@
 
 #include "app/bench_command.hpp"
 #include "app/cli.hpp"
+#include "app/error_stream.hpp"
 #include "app/run_command.hpp"
 #include "app/setup_command.hpp"
 #include "app/client_command.hpp"
@@ -38,11 +39,16 @@ int main(int argc, char** argv) {
   add_verify_command(commands);   // verify a proof by pairing (app/verify_command.hpp)
   add_witness_command(commands);  // witness generators from circom --c (app/witness_command.hpp)
 
-  if (auto code = commands.parse(argc, argv, std::cout, std::cerr)) return *code;
+  // Errors go to error_stream(): stderr as text, or JSON lines once a
+  // command's setup_logging has read --log-format json.
+  std::ostream& err = error_stream();
+  if (auto code = commands.parse(argc, argv, std::cout, err)) return *code;
+  int code = exit_failed;
   try {
-    return commands.run(std::cout, std::cerr);
+    code = commands.run(std::cout, err);
   } catch (const std::exception& e) {
-    std::cerr << "proofline: " << e.what() << "\n";
-    return exit_failed;
+    err << "proofline: " << e.what() << "\n";
   }
+  flush_error_stream();
+  return code;
 }

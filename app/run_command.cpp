@@ -21,6 +21,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/prover_ops.hpp"
+#include "app/error_stream.hpp"
 #include "actors/runtime.hpp"
 #include "actors/system_setup.hpp"
 #include "actors/key_cache.hpp"
@@ -151,6 +152,7 @@ class json_message_flag final : public spdlog::custom_flag_formatter {
 }  // namespace
 
 void setup_logging(const run_options& opts) {
+  set_json_errors(opts.log_format == "json");
   auto logger = spdlog::stderr_color_mt("proofline");
   if (opts.log_format == "json") {
     // One object a line, time in UTC with milliseconds:

@@ -64,8 +64,10 @@ import json, re, sys, urllib.request
 base, log = sys.argv[1], sys.argv[2]
 assert urllib.request.urlopen(base + "/healthz", timeout=10).read() == b"ok\n"
 assert urllib.request.urlopen(base + "/readyz", timeout=10).read() == b"ready\n"
-lines = [l for l in open(log) if l.startswith("{")]
+lines = [l for l in open(log) if l.strip()]
 assert lines, "no JSON log line"
+for l in lines:
+    assert l.startswith("{"), f"a stderr line that is not JSON: {l!r}"
 for l in lines:
     j = json.loads(l)
     assert re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$", j["time"]), j
@@ -76,6 +78,26 @@ kill -TERM "$serve_pid"
 serve_rc=0
 wait "$serve_pid" || serve_rc=$?
 [ "$serve_rc" -eq 143 ] || fail "serve exited $serve_rc on SIGTERM, expected 143 (a drained stop)"
+
+# With JSON logs the errors that end a command are JSON lines too (a
+# supervisor parses stderr): serve that cannot listen, run without its file.
+all_json() {  # file what: every line of file is a JSON object, one at level error naming what
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.strip()]
+objs = [json.loads(l) for l in lines]
+assert any(o["level"] == "error" and sys.argv[2] in o["msg"] for o in objs), objs
+PY
+}
+rc=0
+"$prefix/bin/proofline" serve --insecure --listen 192.0.2.1:7470 --backend cpu --log-format json \
+  >/dev/null 2>bad-listen.err || rc=$?
+[ "$rc" -eq 2 ] || fail "serve on a foreign address exited $rc, expected 2"
+all_json bad-listen.err "cannot listen on 192.0.2.1:7470" || fail "serve's fatal error is not a JSON line: $(cat bad-listen.err)"
+rc=0
+"$prefix/bin/proofline" run missing-jobs.json --log-format json 2>missing.err || rc=$?
+[ "$rc" -eq 2 ] || fail "run of a missing job file exited $rc, expected 2"
+all_json missing.err "missing-jobs.json" || fail "run's error is not a JSON line: $(cat missing.err)"
 
 if ! command -v systemd-analyze >/dev/null; then
   echo "SKIP: systemd-analyze not installed; the other install checks passed"
