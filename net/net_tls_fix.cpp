@@ -30,14 +30,29 @@
 //    frees that reference). A process that installed none gets the module's
 //    own context; should that throw, the connection fails instead of the
 //    process (the session then has no context, and CAF refuses it).
+//
+// 3. A handshake this process refuses as a server is logged, naming the
+//    peer's address and OpenSSL's reason, at most once a minute per
+//    address (refusal_log below): CAF's module closes such a connection
+//    without a word, so a client with credentials of another CA saw its
+//    connection fail while the server's log said nothing. The limit keeps a
+//    flood of bad handshakes from flooding the log too.
 #include <caf/openssl/session.hpp>
 
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <exception>
+#include <mutex>
+#include <string>
+#include <unordered_map>
 
 #include "net/next_definition.hpp"
 #include "net/tls_context.hpp"
@@ -50,6 +65,72 @@ using io_fn = int (*)(SSL*, void*, int);
 using write_fn = int (*)(SSL*, const void*, int);
 using handshake_fn = int (*)(SSL*);
 using context_fn = SSL_CTX* (*)(caf::openssl::session*);
+
+/// The address of the socket's peer ("127.0.0.1", "::1"), or "an unknown
+/// address".
+std::string peer_address(int fd) {
+  sockaddr_storage sa{};
+  socklen_t len = sizeof sa;
+  char text[INET6_ADDRSTRLEN] = {};
+  if (fd < 0 || getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0)
+    return "an unknown address";
+  const void* where = sa.ss_family == AF_INET6
+                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6&>(sa).sin6_addr)
+                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in&>(sa).sin_addr);
+  if (!inet_ntop(sa.ss_family, where, text, sizeof text)) return "an unknown address";
+  return text;
+}
+
+/// Which peer addresses had a refusal logged, and when: one line per
+/// address a minute. Bounded: past max_addresses, entries older than the
+/// window go, and if all are recent the table starts over (a flood from
+/// many addresses then logs one line per address at most once more).
+class refusal_log {
+ public:
+  static constexpr auto window = std::chrono::seconds(60);
+  static constexpr std::size_t max_addresses = 4096;
+
+  /// Whether a refusal from `address` at `now` is to be logged.
+  bool admit(const std::string& address, std::chrono::steady_clock::time_point now) {
+    std::lock_guard<std::mutex> lock(mutex_);  // the middleman's thread, and clients' own
+    auto it = last_.find(address);
+    if (it != last_.end() && now - it->second < window) return false;
+    if (it == last_.end() && last_.size() >= max_addresses) {
+      for (auto e = last_.begin(); e != last_.end();)
+        e = now - e->second >= window ? last_.erase(e) : std::next(e);
+      if (last_.size() >= max_addresses) last_.clear();
+    }
+    last_[address] = now;
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::chrono::steady_clock::time_point> last_;
+};
+
+/// Logs a handshake `ssl` failed with `rc` as a refusal when it is one (not
+/// a handshake still waiting for bytes), rate-limited per address. Leaves
+/// OpenSSL's error queue as it is, for the caller's SSL_get_error.
+void note_refused_handshake(SSL* ssl, int rc) {
+  const int kind = SSL_get_error(ssl, rc);
+  if (kind == SSL_ERROR_WANT_READ || kind == SSL_ERROR_WANT_WRITE) return;
+  static refusal_log log;
+  const std::string address = peer_address(SSL_get_fd(ssl));
+  if (!log.admit(address, std::chrono::steady_clock::now())) return;
+  std::string reason = "the connection ended during the handshake";
+  if (const unsigned long e = ERR_peek_last_error()) {
+    if (const char* r = ERR_reason_error_string(e)) reason = r;
+  } else if (kind == SSL_ERROR_SSL) {
+    reason = "a TLS protocol error";
+  }
+  const long verify = SSL_get_verify_result(ssl);
+  if (verify != X509_V_OK) reason += std::string(" (") + X509_verify_cert_error_string(verify) + ")";
+  spdlog::warn(
+      "network: refused a TLS handshake from {}: {}; a client needs a certificate from this "
+      "server's CA (`proofline tls issue`); further refusals from {} are not logged for {} s",
+      address, reason, address, std::chrono::seconds(refusal_log::window).count());
+}
 
 }  // namespace
 
@@ -70,7 +151,9 @@ int SSL_write(SSL* ssl, const void* buf, int num) {
 int SSL_accept(SSL* ssl) {
   static const auto real = next_definition<handshake_fn>("SSL_accept");
   ERR_clear_error();
-  return real(ssl);
+  const int rc = real(ssl);
+  if (rc <= 0) note_refused_handshake(ssl, rc);
+  return rc;
 }
 
 int SSL_connect(SSL* ssl) {

@@ -2,7 +2,8 @@
 # Mutual TLS through CAF's OpenSSL module, with certificates made here by the
 # openssl CLI: a client with a certificate from the server's CA submits and
 # its proofs verify; one whose certificate comes from another CA, and one
-# without TLS, are refused; a peer announcing an oversized BASP message gets
+# without TLS, are refused, and the server logs the refusal once for the
+# address; a peer announcing an oversized BASP message gets
 # no allocation (TLS stops it first); a node with a good certificate joins a
 # TLS coordinator and proves, one without a certificate cannot join, and its
 # failed attempts do not disturb the joined node. `proofline tls init` and
@@ -51,6 +52,14 @@ expect_rc 1 intruder "$proofline" status --connect "$ep" --connect-timeout 2 \
 log_has intruder "cannot connect"
 expect_rc 1 plain "$proofline" status --connect "$ep" --connect-timeout 2 --insecure
 log_has plain "cannot connect"
+# The server logs the refusals, once for the address within a minute, with
+# OpenSSL's reason and what a client needs.
+expect_rc 1 intruder2 "$proofline" status --connect "$ep" --connect-timeout 1 \
+  --tls-cert pki/intruder.pem --tls-key pki/intruder.key --tls-ca pki/ca.pem
+refused=$(grep -c 'refused a TLS handshake from 127.0.0.1' srv.err || true)
+[ "$refused" -eq 1 ] || fail "the server logged $refused refused handshakes from 127.0.0.1, expected 1"
+grep 'refused a TLS handshake from 127.0.0.1' srv.err | grep -q 'proofline tls issue' ||
+  fail "the refused handshake's log line does not say how a client gets credentials"
 # A certificate that does not match its key is caught before connecting.
 expect_rc 2 mismatch "$proofline" status --connect "$ep" \
   --tls-cert pki/client.pem --tls-key pki/intruder.key --tls-ca pki/ca.pem
