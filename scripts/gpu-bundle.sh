@@ -39,7 +39,11 @@ pack() {
   mkdir -p "$stage/bin" "$stage/lib" "$stage/examples" "$carry"
   local found=0 b f
   for b in proofline proofline-baseline proofline-trim-baseline cuda_gpu_test cuda_host_test proofline-bench proofline-verify-bench proofline-library-bench proofline-abc-bench; do
-    f=$(find "$build" -maxdepth 3 -type f -name "$b" -perm -u+x 2>/dev/null | head -1)
+    # The build's own binary first: the tree also holds the sanitizer
+    # builds' (CPU only) and installed copies of the same name.
+    f=$build/$b
+    [ -x "$f" ] || f=$(find "$build" -maxdepth 3 -type f -name "$b" -perm -u+x \
+      -not -path '*sanitize*' -not -path '*/work/*' 2>/dev/null | head -1)
     [ -n "$f" ] || continue
     carry_binary "$f" "$stage"
     found=$((found + 1))
