@@ -118,6 +118,14 @@ control_admin_actor::behavior_type control(control_pointer self, control_config 
       },
       [=](submit_atom, const job_submission& s) { return submit_jobs(self, s); },
       [=](drain_atom) { self->state.stopping = true; },
+      [=](flush_atom) -> caf::result<bool> {
+        if (!self->state.wiring) return true;
+        auto rp = self->make_response_promise<bool>();
+        self->request(self->state.wiring->registry, caf::infinite, status_atom::value)
+            .then([=](const std::vector<job_status>&) mutable { rp.deliver(true); },
+                  [=](caf::error&) mutable { rp.deliver(true); });
+        return rp;
+      },
       [=](status_atom) -> caf::result<std::vector<job_status>> {
         if (!self->state.wiring) return starting();
         return self->delegate(self->state.wiring->registry, status_atom::value);

@@ -29,6 +29,11 @@
 //    is parked here until news of its jobs or the end of its wait.
 //  * Once serve drains (drain_atom), submissions are refused with
 //    server_stopping_message; status, watch and cancel still answer.
+//  * flush_atom orders serve's stop after the last answers: control asks the
+//    registry for its status and answers when that reply comes back. The
+//    registry answers control's requests in the order they came, so the
+//    watch requests that earlier news made (actors/control_watch.cpp) are
+//    answered, and their clients' promises delivered, first.
 //  * Unexpected messages (a foreign or malformed client) are logged and
 //    answered with an error; they never stop the actor.
 #pragma once

@@ -18,7 +18,6 @@
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <thread>
 
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
@@ -151,10 +150,6 @@ sigset_t block_stop_signals() {
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
 }
-
-/// How long the answers of a finished drain get to leave before the control
-/// actor and the network stop.
-constexpr std::chrono::milliseconds answer_grace{300};
 
 /// The drain after stop signal `sig`: the registry starts no partition and
 /// answers once those in flight have finished; waits for that answer at most
@@ -625,11 +620,16 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   if (http_door) http_door->drain();
   if (obs) obs->stop_ready();
   drain_runtime(sys, rt->registry(), stop_signals, sig, o.drain_timeout_s, store != nullptr);
-  // The registry has just answered the clients awaiting the jobs the drain
-  // ended (cancelled ones included). Those answers pass through the control
-  // actor and the network broker; stopping them at once could drop an answer
-  // still on its way, and a client would see a lost connection instead.
-  std::this_thread::sleep_for(answer_grace);
+  // The registry has just told control about the jobs the drain ended
+  // (cancelled ones included); control answers their waiting clients after
+  // another round trip to the registry. flush is answered behind those
+  // answers (actors/control.hpp), so no client is left with a lost
+  // connection instead of its job's end.
+  {
+    caf::scoped_actor self{sys};
+    self->request(control, std::chrono::seconds(5), flush_atom::value)
+        .receive([](bool) {}, [](caf::error& e) { spdlog::debug("serve: flush: {}", caf::to_string(e)); });
+  }
   if (agent) caf::anon_send_exit(agent, caf::exit_reason::user_shutdown);
   if (dispatcher) caf::anon_send_exit(dispatcher, caf::exit_reason::user_shutdown);
   stop_control();

@@ -89,6 +89,7 @@ using complete_atom = caf::atom_constant<caf::atom("complete")>;  ///< a job fin
 using recover_atom = caf::atom_constant<caf::atom("recover")>;    ///< re-queue journaled jobs
 using news_atom = caf::atom_constant<caf::atom("news")>;  ///< a job has news for control's watches
 using drain_atom = caf::atom_constant<caf::atom("drain")>;  ///< serve stops: no new work, finish what runs
+using flush_atom = caf::atom_constant<caf::atom("flush")>;  ///< answered once earlier watch answers are out
 
 /// Registers the inspectable payloads (needed before they cross the network).
 void register_message_types(caf::actor_system_config& cfg);

@@ -266,7 +266,10 @@ using control_admin_actor = control_actor::extend<
     /// A parked watch's wait ran out (sent to itself).
     caf::reacts_to<watch_atom, uint64_t>,
     /// The server is stopping: submissions are refused from now on.
-    caf::reacts_to<drain_atom>>;
+    caf::reacts_to<drain_atom>,
+    /// Answers once every watch that news sent before this request woke has
+    /// been answered (serve's last step before it stops control).
+    caf::replies_to<flush_atom>::with<bool>>;
 
 /// The node agent with its local-only timer message; the coordinator sees it as node_actor.
 using node_agent_actor = node_actor::extend<caf::reacts_to<rejoin_atom>>;
