@@ -42,8 +42,6 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include <spdlog/spdlog.h>
@@ -54,6 +52,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "net/admission.hpp"
 #include "net/next_definition.hpp"
 #include "net/tls_context.hpp"
 
@@ -66,19 +65,14 @@ using write_fn = int (*)(SSL*, const void*, int);
 using handshake_fn = int (*)(SSL*);
 using context_fn = SSL_CTX* (*)(caf::openssl::session*);
 
-/// The address of the socket's peer ("127.0.0.1", "::1"), or "an unknown
-/// address".
-std::string peer_address(int fd) {
+/// The address of the socket's peer in the admission limits' form
+/// (net/admission.hpp), or "an unknown address".
+std::string peer_of(int fd) {
   sockaddr_storage sa{};
   socklen_t len = sizeof sa;
-  char text[INET6_ADDRSTRLEN] = {};
   if (fd < 0 || getpeername(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0)
     return "an unknown address";
-  const void* where = sa.ss_family == AF_INET6
-                          ? static_cast<const void*>(&reinterpret_cast<sockaddr_in6&>(sa).sin6_addr)
-                          : static_cast<const void*>(&reinterpret_cast<sockaddr_in&>(sa).sin_addr);
-  if (!inet_ntop(sa.ss_family, where, text, sizeof text)) return "an unknown address";
-  return text;
+  return proofline::net::peer_address(reinterpret_cast<const sockaddr*>(&sa), len);
 }
 
 /// Which peer addresses had a refusal logged, and when: one line per
@@ -92,7 +86,9 @@ class refusal_log {
 
   /// Whether a refusal from `address` at `now` is to be logged.
   bool admit(const std::string& address, std::chrono::steady_clock::time_point now) {
-    std::lock_guard<std::mutex> lock(mutex_);  // the middleman's thread, and clients' own
+    // Accepts run on the middleman's one thread; the lock keeps the table
+    // whole should another thread ever accept.
+    std::lock_guard<std::mutex> lock(mutex_);
     auto it = last_.find(address);
     if (it != last_.end() && now - it->second < window) return false;
     if (it == last_.end() && last_.size() >= max_addresses) {
@@ -116,7 +112,7 @@ void note_refused_handshake(SSL* ssl, int rc) {
   const int kind = SSL_get_error(ssl, rc);
   if (kind == SSL_ERROR_WANT_READ || kind == SSL_ERROR_WANT_WRITE) return;
   static refusal_log log;
-  const std::string address = peer_address(SSL_get_fd(ssl));
+  const std::string address = peer_of(SSL_get_fd(ssl));
   if (!log.admit(address, std::chrono::steady_clock::now())) return;
   std::string reason = "the connection ended during the handshake";
   if (const unsigned long e = ERR_peek_last_error()) {

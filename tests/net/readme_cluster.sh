@@ -6,10 +6,9 @@
 # says they share the work.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-python3 - "$repo/README.md" "$proofline" "$work" >demo.sh <<'PY'
+python3 - "$repo/README.md" >demo.sh <<'PY'
 import re, sys
-readme, binary, work = sys.argv[1:4]
-text = open(readme).read()
+text = open(sys.argv[1]).read()
 at = text.index("A two-node session on one machine")
 block = re.search(r"```sh\n(.*?)```", text[at:], re.S).group(1)
 lines = block.splitlines()
