@@ -74,8 +74,9 @@ std::string path_problem(const control_config& cfg, std::vector<job_spec>& specs
   for (auto& spec : specs) {
     for (auto* p : {&spec.zkey, &spec.out})
       if (auto problem = resolve(spec, *p); !problem.empty()) return problem;
-    if (!spec.witness_generator.empty())
-      if (auto problem = resolve(spec, spec.witness_generator); !problem.empty()) return problem;
+    for (auto* p : {&spec.witness_generator, &spec.r1cs})
+      if (!p->empty())
+        if (auto problem = resolve(spec, *p); !problem.empty()) return problem;
     if (!witnesses_inline)
       for (auto& w : spec.witnesses)
         if (auto problem = resolve(spec, w); !problem.empty()) return problem;

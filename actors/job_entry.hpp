@@ -24,6 +24,7 @@ struct job_entry {
   job_spec spec;
   payload_ptr payload;  ///< its witnesses in memory and returned outputs (local jobs); may be null
   job_ptr ctx;  ///< set once the key is loaded
+  constraints_ptr constraints;  ///< job_spec::r1cs once read (before the key is asked for)
   job_state state = job_state::queued;
   std::vector<partition_report> parts;
   uint32_t finished = 0;

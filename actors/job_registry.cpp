@@ -8,6 +8,7 @@
 
 #include <caf/event_based_actor.hpp>
 #include <caf/sec.hpp>
+#include <caf/spawn_options.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -139,6 +140,53 @@ void request_key(job_registry_pointer self, uint64_t seq, const std::string& pat
             });
 }
 
+/// Loads the constraints at `path` for job `seq` (job_spec::r1cs), then
+/// asks for its key. One load per path at a time, in an actor of its own on
+/// its own thread (the read takes about a second per million constraints);
+/// the jobs naming the path meanwhile wait for the same answer.
+void request_constraints(job_registry_pointer self, uint64_t seq, const std::string& path) {
+  auto& waits = self->state.constraint_waits[path];
+  waits.push_back(seq);
+  if (waits.size() > 1) return;
+  auto answer = [=](const constraints_load_result& r) {
+    auto it = self->state.constraint_waits.find(path);
+    if (it == self->state.constraint_waits.end()) return;
+    auto waiting = std::move(it->second);
+    self->state.constraint_waits.erase(it);
+    for (auto s : waiting) {
+      auto* job = find_job(self, s);
+      if (!job || job->complete()) continue;  // cancelled meanwhile
+      if (!r.constraints) {
+        fail_job(self, *job, r.error);
+        continue;
+      }
+      job->constraints = r.constraints;
+      request_key(self, s, job->spec.zkey);
+    }
+  };
+  auto load = self->state.cfg.ops.load_constraints;
+  if (!load) {
+    answer({nullptr, {path, path + ": this runtime cannot check witnesses against an .r1cs"}});
+    return;
+  }
+  auto loader = self->spawn<caf::detached>([load](caf::event_based_actor* a) -> caf::behavior {
+    return {[=](load_atom, const std::string& file) -> constraints_load_result {
+      a->quit();
+      try {
+        return {load(file), {}};
+      } catch (const zk::formats::format_error& e) {
+        return {nullptr, {e.file(), e.what()}};
+      } catch (const std::exception& e) {
+        return {nullptr, {file, file + ": " + e.what()}};
+      }
+    }};
+  });
+  self->request(loader, caf::infinite, load_atom::value, path)
+      .then(answer, [=](caf::error& e) {
+        answer({nullptr, {path, path + ": the constraint loader failed: " + self->system().render(e)}});
+      });
+}
+
 }  // namespace
 
 job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_registry_config cfg) {
@@ -252,7 +300,10 @@ uint64_t admit(job_registry_pointer self, const job_spec& spec,
   }
   spdlog::debug("job {} (#{}): {} partition(s), priority {}, key {}", spec.id, seq,
                 spec.witnesses.size(), to_string(spec.prio), spec.zkey);
-  request_key(self, seq, spec.zkey);
+  if (!spec.r1cs.empty())
+    request_constraints(self, seq, spec.r1cs);  // then the key
+  else
+    request_key(self, seq, spec.zkey);
   return seq;
 }
 
@@ -319,6 +370,21 @@ size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
         fail_job(self, *job, problem);
         continue;
       }
+    }
+    if (const auto& cs = job->constraints) {
+      // The constraints fit the key: same field, one wire per witness value.
+      std::string problem;
+      if (cs->curve != key->info.curve)
+        problem = cs->path + ": a circuit over " + zk::to_string(cs->curve) + ", " +
+                  job->spec.zkey + " is a " + zk::to_string(key->info.curve) + " key";
+      else if (cs->n_vars != key->info.n_vars)
+        problem = cs->path + ": " + std::to_string(cs->n_vars) + " wires, " + job->spec.zkey +
+                  " has " + std::to_string(key->info.n_vars) + " witness values: not this key's circuit";
+      if (!problem.empty()) {
+        fail_job(self, *job, {cs->path, problem});
+        continue;
+      }
+      ctx->constraints = cs;
     }
     job->ctx = ctx;
     ++started;

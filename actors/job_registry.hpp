@@ -80,6 +80,8 @@ struct job_registry_state {
   uint64_t next_seq = 1;
   std::map<uint64_t, job_entry> jobs;
   std::map<std::string, std::vector<uint64_t>> key_waits;  ///< jobs waiting for a key, by path
+  /// Jobs waiting for their constraints (job_spec::r1cs), by path.
+  std::map<std::string, std::vector<uint64_t>> constraint_waits;
   live_names live;  ///< ids and out directories of the jobs not yet complete
   finished_jobs finished;  ///< completed jobs, oldest first (cfg.keep_finished, keep_finished_bytes)
   std::vector<job_listener_actor> listeners;  ///< told of every job's news (control's watches)

@@ -5,8 +5,11 @@
 #include <memory>
 
 #include "memory/arena.hpp"
+#include "messages/pipeline.hpp"
 #include "witness/generator.hpp"
 #include "zk/curves.hpp"
+#include "zk/dev/r1cs.hpp"
+#include "zk/formats/r1cs.hpp"
 #include "zk/formats/atomic_file.hpp"
 #include "zk/formats/error.hpp"
 #include "zk/formats/proof_json.hpp"
@@ -19,6 +22,34 @@
 namespace proofline {
 
 namespace {
+
+/// Throws format_error naming `witness` when it does not satisfy one of
+/// `cs`'s constraints: the first such one, counted from 0 in the file's
+/// order. One pass over the terms on this thread.
+template <class C>
+void check_constraints(const constraint_system& cs, const std::string& witness,
+                       const typename C::scalar* values) {
+  const auto& rows = *static_cast<const zk::dev::r1cs<C>*>(cs.rows.get());
+  const uint32_t bad = zk::dev::first_unsatisfied<C>(rows, values);
+  if (bad == rows.n_constraints) return;
+  throw zk::formats::format_error(
+      witness, "the witness does not satisfy the circuit: constraint " + std::to_string(bad) +
+                   " (counting from 0) of the " + std::to_string(rows.n_constraints) + " in " +
+                   cs.path + " fails (A·w)·(B·w) = C·w");
+}
+
+template <class C>
+std::shared_ptr<const constraint_system> load_constraints_on(const std::string& path,
+                                                             const zk::formats::r1cs_info& info) {
+  auto rows = std::make_shared<zk::dev::r1cs<C>>(zk::dev::circom_r1cs<C>(path));
+  auto cs = std::make_shared<constraint_system>();
+  cs->path = path;
+  cs->curve = info.curve;
+  cs->n_vars = rows->n_vars;
+  cs->n_constraints = rows->n_constraints;
+  cs->rows = std::move(rows);
+  return cs;
+}
 
 template <class C>
 gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const synthesis_request& req,
@@ -61,6 +92,7 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const synthesi
                                  p->witness.data(), threads);
   else
     zk::formats::read_witness<C>(w.name, k, p->witness.data(), threads);
+  if (w.constraints) check_constraints<C>(*w.constraints, w.name, p->witness.data());
   double read_us = us_since(t0);
   if (!req.abc && model == zk::groth16::synthesis_model::plain) {
     timing = {read_us, 0, threads, true};  // the backends compute a, b, c
@@ -138,6 +170,12 @@ prover_ops real_prover_ops(unsigned threads, bool self_check,
   prover_ops ops;
   ops.load_key = [threads, self_check](const std::string& path) {
     return with_verifier(zk::formats::load_zkey(path, threads), self_check);
+  };
+  ops.load_constraints = [](const std::string& path) {
+    const zk::formats::r1cs_info info = zk::formats::read_r1cs_info(path);
+    return zk::visit_curve(info.curve, [&](auto curve) {
+      return load_constraints_on<decltype(curve)>(path, info);
+    });
   };
   ops.synthesize = [model](const zk::groth16::key_ptr& key, const synthesis_request& req,
                            synthesis_timing& timing) {

@@ -17,6 +17,8 @@
 
 namespace proofline {
 
+struct constraint_system;  // messages/pipeline.hpp
+
 /// The text of a partition's two output files, and the proof's self-check.
 struct finalized_files {
   std::string proof_json;
@@ -39,6 +41,9 @@ struct witness_source {
   std::string generator;
   /// With a generator: where to write the computed witness too (.wtns); empty: nowhere.
   std::string keep_path;
+  /// The circuit's constraints (job_spec::r1cs): the witness is checked
+  /// against every one before a, b, c; null: not checked.
+  const constraint_system* constraints = nullptr;
 };
 
 /// What one synthesis is given: the witness, where its buffers come from,
@@ -67,10 +72,17 @@ struct prover_ops {
   /// in a key loader. Throws zk::formats::format_error naming the file.
   std::function<zk::groth16::key_ptr(const std::string& zkey)> load_key;
 
+  /// Reads a circom .r1cs whole (its curve from its prime). Blocking (about
+  /// a second per million constraints); runs off the registry's thread.
+  /// Throws format_error naming the file. Null: jobs naming an .r1cs fail.
+  std::function<std::shared_ptr<const constraint_system>(const std::string& r1cs)>
+      load_constraints;
+
   /// Reads the witness for `key` and computes a, b, c (unless `req.abc` is
   /// false), with every buffer from `req.buffers`, on up to `req.threads`
   /// threads; fills `timing` when it measures its steps. Throws
-  /// format_error naming the witness.
+  /// format_error naming the witness, also when `req.witness.constraints`
+  /// is set and the witness does not satisfy one of them.
   std::function<gpu::partition_ptr(const zk::groth16::key_ptr& key, const synthesis_request& req,
                                    synthesis_timing& timing)>
       synthesize;
@@ -88,7 +100,9 @@ struct prover_ops {
 };
 
 /// The real operations: zk::formats::load_zkey (with `threads` for its
-/// checks; 0 = every hardware thread), read_witness (a file or bytes), synthesize_abc,
+/// checks; 0 = every hardware thread), zk::dev::circom_r1cs for
+/// load_constraints, read_witness (a file or bytes) and the constraint
+/// check (zk::dev::first_unsatisfied), synthesize_abc,
 /// assemble with random_scalar, proof_to_json/public_to_json and
 /// write_file_atomic. With `self_check`, load_key also prepares the key's
 /// verification key, so that every proof is checked by pairing before it is

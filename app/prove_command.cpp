@@ -30,6 +30,7 @@
 #include "zk/curves.hpp"
 #include "zk/formats/atomic_file.hpp"
 #include "zk/formats/error.hpp"
+#include "zk/formats/r1cs.hpp"
 #include "zk/formats/wtns.hpp"
 #include "zk/formats/zkey.hpp"
 
@@ -46,7 +47,9 @@ runtime as `proofline run` (same backends; checked by pairing before it is
 written unless --no-verify; a failed check or backend error is proved again
 on the same backend, then on another GPU or the CPU). proof.json and
 public.json are written atomically; inputs and output directories are
-checked before anything is proved (their directories must exist). Check the proof with
+checked before anything is proved (their directories must exist). With
+--r1cs circuit.r1cs the witness is checked against every constraint first, and
+one it breaks is named (exit 2). Check the proof with
   proofline verify circuit.zkey public.json proof.json
   snarkjs groth16 verify verification_key.json public.json proof.json
 
@@ -168,6 +171,13 @@ std::string read_witness_stream(std::istream& in, const std::string& shown,
   return {};
 }
 
+void add_r1cs_option(CLI::App& sub, prove_options& opts) {
+  sub.add_option("--r1cs", opts.r1cs,
+                 "circuit.r1cs (circom --r1cs): check the witness against every constraint "
+                 "before proving; one it breaks is named (exit 2)")
+      ->type_name("FILE");
+}
+
 }  // namespace
 
 void add_prove_command(cli& c) {
@@ -192,6 +202,7 @@ void add_prove_command(cli& c) {
                   "The circuit's witness generator (`proofline witness build`), for --input")
       ->type_name("FILE");
   add_prover_options(*sub, *opts);
+  add_r1cs_option(*sub, *opts);
   sub->add_flag("--quiet,-q", opts->quiet, "Print nothing on success; errors only");
   sub->parse_complete_callback([opts, sub] {
     opts->log_level_given = sub->count("--log-level") > 0;
@@ -234,6 +245,7 @@ proof.json public.json`, with the generator `proofline witness build` makes from
   sub->add_option("proof", opts->proof, "proof.json to write")->required()->type_name("PROOF");
   sub->add_option("public", opts->public_file, "public.json to write")->required()->type_name("PUBLIC");
   add_prover_options(*sub, *opts);
+  add_r1cs_option(*sub, *opts);
   sub->add_flag("--quiet,-q", opts->quiet, "Print nothing on success; errors only");
   sub->parse_complete_callback(
       [opts, sub] { opts->log_level_given = sub->count("--log-level") > 0; });
@@ -311,6 +323,17 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
     } else if (auto problem = witness_problem(shown, witness, o.zkey, info); !problem.empty()) {
       return usage(problem);
     }
+    if (!o.r1cs.empty()) {
+      // The constraints are this key's circuit's: the full check of the
+      // witness against them runs in the synthesizer.
+      const auto r = zk::formats::read_r1cs_info(o.r1cs);
+      if (r.curve != info.curve)
+        return usage(o.r1cs + ": a circuit over " + zk::to_string(r.curve) + ", " + o.zkey +
+                     " is a " + zk::to_string(info.curve) + " key");
+      if (r.n_wires != info.n_vars)
+        return usage(o.r1cs + ": " + std::to_string(r.n_wires) + " wires, " + o.zkey + " has " +
+                     std::to_string(info.n_vars) + " witness values: not this key's circuit");
+    }
   } catch (const zk::formats::format_error& e) {
     return usage(shown_text(e.what()));
   }
@@ -329,6 +352,7 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
   spec.zkey = o.zkey;
   spec.witnesses = {witness};
   spec.witness_generator = o.generator;
+  spec.r1cs = o.r1cs;
   spec.single = true;
   spec.out = scratch->path().string();
 
@@ -370,7 +394,8 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
     err << "proofline prove: " << message << "\n";
     const std::string& file = report.error.file;
     // The inputs, not the proving (a circuit that rejects the input included).
-    const bool input = file == o.zkey || file == witness || (generated && file == o.generator);
+    const bool input = file == o.zkey || file == witness || (generated && file == o.generator) ||
+                       (!o.r1cs.empty() && file == o.r1cs);
     return input ? exit_usage : exit_failed;
   }
   const partition_report& part = report.partitions.at(0);

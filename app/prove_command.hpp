@@ -31,6 +31,9 @@ struct prove_options : runtime_options {
   /// --input and --witness-generator: the witness is computed from input.json
   /// by the generator (`proofline witness build`) instead of read from a .wtns.
   std::string input, generator;
+  /// --r1cs: the circuit's constraints; the witness is checked against them
+  /// before it is proved, naming the first one it breaks.
+  std::string r1cs;
   std::vector<std::string> files;  ///< the positional arguments, as given
   bool log_level_given = false;
   bool quiet = false;

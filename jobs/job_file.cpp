@@ -93,19 +93,20 @@ job_spec parse_job(const json& job, std::size_t index, const std::string& name,
   spec.id = nonempty_string(job, "id", c);
   c.name(spec.id);
 
-  static const char* const known[] = {"id",     "zkey",   "out",      "witness", "witnesses",
-                                      "priority", "input", "inputs", "witness_generator"};
+  static const char* const known[] = {"id",       "zkey",  "out",    "witness",           "witnesses",
+                                      "priority", "input", "inputs", "witness_generator", "r1cs"};
   for (const auto& [key, value] : job.items()) {
     bool ok = false;
     for (const char* k : known) ok |= key == k;
     if (!ok)
       c.fail("unknown field " + in_quotes(key) +
              " (a job has id, zkey, out, witness or witnesses, or witness_generator with input "
-             "or inputs, priority)");
+             "or inputs, priority, r1cs)");
   }
 
   spec.zkey = resolve(base_dir, nonempty_string(job, "zkey", c));
   spec.out = resolve(out_root, nonempty_string(job, "out", c));
+  if (job.contains("r1cs")) spec.r1cs = resolve(base_dir, nonempty_string(job, "r1cs", c));
 
   // A job proves .wtns files (witness / witnesses) or computes its witnesses
   // from input.json files with a generator (input / inputs).

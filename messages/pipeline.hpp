@@ -6,7 +6,8 @@
 //   handles      job_payload/payload_ptr, local_job, job_context/job_ptr,
 //                placement, partition_ref, work_order,
 //                grant, synthesized_partition, proved_partition,
-//                key_load_result
+//                key_load_result, constraint_system/constraints_ptr,
+//                constraints_load_result
 //
 // None of them crosses the network: they carry shared_ptr handles to keys,
 // buffers and reservations, whitelisted with CAF_ALLOW_UNSAFE_MESSAGE_TYPE;
@@ -69,6 +70,24 @@ struct local_job {
   payload_ptr payload;  ///< null: a job of files, as submit_atom with a job_spec
 };
 
+/// A circuit's constraints (job_spec::r1cs), read once for the jobs that
+/// name the file; immutable, shared by their partitions.
+struct constraint_system {
+  std::string path;  ///< the .r1cs, as the job names it
+  zk::curve_id curve = zk::curve_id::bn254;
+  uint32_t n_vars = 0;         ///< wires, wire 0 (= 1) included
+  uint32_t n_constraints = 0;
+  /// The rows (zk::dev::r1cs<C> of `curve`), read by prover_ops only.
+  std::shared_ptr<const void> rows;
+};
+using constraints_ptr = std::shared_ptr<const constraint_system>;
+
+/// A constraint load's answer: the constraints, or the error naming the file.
+struct constraints_load_result {
+  constraints_ptr constraints;
+  file_error error;
+};
+
 /// A job once its proving key is loaded: immutable, shared by every one of
 /// its partitions in flight.
 struct job_context {
@@ -80,6 +99,8 @@ struct job_context {
   /// estimate from its signal count, plus the parsed input), added to each
   /// partition's reservation; 0 for a job of .wtns files.
   uint64_t generator_bytes = 0;
+  /// The circuit's constraints when the job names its .r1cs; null otherwise.
+  constraints_ptr constraints;
   /// Set once by the job registry when the job is cancelled; every stage
   /// checks it and drops the partition (its reservation then frees the
   /// memory). An atomic flag, read without any lock.
@@ -197,3 +218,4 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::grant)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::synthesized_partition)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::proved_partition)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::key_load_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(proofline::constraints_load_result)

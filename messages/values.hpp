@@ -121,6 +121,10 @@ struct job_spec {
   /// With a generator: also write each computed witness as <out>/witness.wtns
   /// (one partition) or <out>/witness_<i>.wtns.
   bool keep_witness = false;
+  /// The circuit's constraints (a circom .r1cs), optional: each partition's
+  /// witness is checked against them before it is proved, and one that does
+  /// not satisfy them fails naming the first unsatisfied constraint.
+  std::string r1cs;
   std::string out;                     ///< output directory
   priority prio = priority::normal;
 };
@@ -308,7 +312,7 @@ typename Inspector::result_type inspect(Inspector& f, file_error& x) {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, job_spec& x) {
   return f(caf::meta::type_name("job_spec"), x.id, x.zkey, x.witnesses, x.single, x.out, x.prio,
-           x.witness_generator, x.keep_witness);
+           x.witness_generator, x.keep_witness, x.r1cs);
 }
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, partition_done& x) {

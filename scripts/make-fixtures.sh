@@ -329,6 +329,7 @@ say "examples"
 mkdir -p "$examples"
 install_file "$fixtures/bn254/medium/circuit.circom" "$examples/circuit.circom"
 install_file "$fixtures/bn254/medium/circuit.zkey" "$examples/circuit.zkey"
+install_file "$medium_build/circuit.r1cs" "$examples/circuit.r1cs"
 install_file "$fixtures/bn254/medium/verification_key.json" "$examples/verification_key.json"
 mkdir -p "$work/examples"
 for i in 0 1 2 3; do

@@ -4,7 +4,9 @@
 //   a key path containing "missing" fails to load; "huge" gives a key whose
 //   partitions exceed any small budget; a witness path containing "bad" fails
 //   synthesis; a witness listed in fail_prove makes the backend throw; one in
-//   bad_proofs gets proofs that fail their self-check that many times. A
+//   bad_proofs gets proofs that fail their self-check that many times; an
+//   .r1cs path containing "missing" fails to load, one containing "wide"
+//   has 9 wires (the fake key's circuit 8). A
 //   backend whose kind is in lost_kinds throws gpu::device_lost; a result
 //   changed by the fault-injection decorator (actors/fault_inject.hpp) fails
 //   the fake self-check.

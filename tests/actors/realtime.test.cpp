@@ -4,6 +4,8 @@
 // of which stops working, still prove every partition once.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <caf/actor_system.hpp>
 #include <caf/actor_system_config.hpp>
 #include <caf/scoped_actor.hpp>
@@ -105,4 +107,39 @@ TEST_CASE_FIXTURE(realtime_run,
     retries += p.retries;
   }
   CHECK(retries == static_cast<uint32_t>(world->prove_calls[2] - per[2]));
+}
+
+TEST_CASE_FIXTURE(realtime_run,
+                  "a job's constraints are loaded off the registry before its key and reach "
+                  "every synthesis; one that cannot be read or is another circuit's fails the "
+                  "job naming it") {
+  job_spec spec = make_job("c", {"c0.wtns", "c1.wtns"});
+  spec.r1cs = "c.r1cs";
+  job_report ok = prove({}, {world->backend()}, spec, std::chrono::seconds(10));
+  CHECK(ok.state == job_state::done);
+  auto events = world->events_of("constraints");
+  REQUIRE(events.size() == 1);
+  CHECK(world->events_of("checked").size() == 2);
+  // Loaded before the key was asked for.
+  const auto all = world->events;
+  const auto at = [&](const std::string& e) {
+    return std::find(all.begin(), all.end(), e) - all.begin();
+  };
+  CHECK(at("constraints c.r1cs") < at("load " + spec.zkey));
+
+  job_spec missing = make_job("m", {"m0.wtns"});
+  missing.r1cs = "missing.r1cs";
+  job_report m = prove({}, {world->backend()}, missing, std::chrono::seconds(10));
+  CHECK(m.state == job_state::failed);
+  CHECK(m.error.file == "missing.r1cs");
+  CHECK(m.error.message.find("missing.r1cs: cannot open") == 0);
+
+  job_spec wide = make_job("w", {"w0.wtns"});
+  wide.r1cs = "wide.r1cs";
+  job_report w = prove({}, {world->backend()}, wide, std::chrono::seconds(10));
+  CHECK(w.state == job_state::failed);
+  CHECK(w.error.file == "wide.r1cs");
+  CHECK(w.error.message.find("9 wires") != std::string::npos);
+  CHECK(w.error.message.find("not this key's circuit") != std::string::npos);
+  CHECK(world->events_of("checked").size() == 2);  // neither failed job was synthesized
 }

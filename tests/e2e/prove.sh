@@ -90,6 +90,51 @@ log_names unsat "unsat.wtns: the witness does not satisfy the circuit of $zkey" 
 [ "$(grep -c "proving it again" unsat.log)" = 1 ] || fail "unsat.wtns was retried more than once: $(cat unsat.log)"
 [ ! -e bad/proof.json ] && [ ! -e bad/public.json ] || fail "a proof that failed its check was written"
 
+# ---- the same witness against the circuit's constraints (--r1cs): refused
+# before any proving, naming the first constraint it breaks, the one
+# snarkjs's own check stops at
+r1cs=$ex/circuit.r1cs
+"$snarkjs" wtns check "$r1cs" unsat.wtns >wtns_check.log 2>&1 || true
+broken=$(sed -n 's/.*aborting checking process at constraint \([0-9][0-9]*\).*/\1/p' wtns_check.log)
+[ -n "$broken" ] || fail "snarkjs wtns check names no broken constraint: $(cat wtns_check.log)"
+prove unsat_r1cs 2 prove "$zkey" unsat.wtns bad/proof.json bad/public.json --backend cpu --r1cs "$r1cs"
+log_names unsat_r1cs "unsat.wtns: the witness does not satisfy the circuit: constraint $broken (counting from 0) of the 3916 in $r1cs"
+grep -q "pairing check\|proving it again" unsat_r1cs.log &&
+  fail "the witness was proved although --r1cs shows it breaks a constraint: $(cat unsat_r1cs.log)"
+[ ! -e bad/proof.json ] || fail "a proof of an unsatisfying witness was written"
+prove sat_r1cs 0 prove "$zkey" "$ex/witness_1.wtns" out/proof_r1cs.json out/public_r1cs.json \
+  --backend cpu --r1cs "$r1cs"
+"$snarkjs" groth16 verify "$vkey" out/public_r1cs.json out/proof_r1cs.json >/dev/null ||
+  fail "snarkjs rejects the proof made with --r1cs"
+# An .r1cs of another circuit: refused before anything runs, naming it.
+"$repo/node_modules/.bin/circom2" "$repo/tests/fixtures/circuits/small.circom" --r1cs -o . >/dev/null
+prove wrong_r1cs 2 prove "$zkey" "$ex/witness_1.wtns" bad/proof.json bad/public.json \
+  --backend cpu --r1cs "$PWD/small.r1cs"
+log_names wrong_r1cs "$PWD/small.r1cs:" "not this key's circuit"
+# A job's "r1cs" in `run`: the unsatisfying partition fails at once as an
+# input error naming its witness and the constraint; the others are proved.
+mkdir -p checked_in
+cp unsat.wtns "$ex/witness_1.wtns" "$ex/witness_2.wtns" checked_in/
+printf '{"jobs": [{"id": "checked", "zkey": "%s", "r1cs": "%s", "out": "checked",
+  "witnesses": ["checked_in/witness_1.wtns", "checked_in/unsat.wtns", "checked_in/witness_2.wtns"]}]}\n' \
+  "$zkey" "$r1cs" >r1cs_jobs.json
+prove run_r1cs 1 run r1cs_jobs.json --backend cpu
+python3 - checked/result.json "$broken" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+parts = r["partitions"]
+states = [p["status"] for p in parts]
+assert states == ["done", "failed", "done"], states
+err = parts[1]["error"]
+assert err["file"].endswith("checked_in/unsat.wtns"), err
+assert "constraint " + sys.argv[2] + " (counting from 0)" in err["message"], err
+assert parts[1].get("retries", 0) == 0, parts[1]
+PY
+for i in 0 2; do
+  "$snarkjs" groth16 verify "$vkey" checked/public_$i.json checked/proof_$i.json >/dev/null ||
+    fail "snarkjs rejects proof $i of the job with an r1cs"
+done
+
 # ---- proving that fails: exit 1, partition and backend named, nothing written
 PROOFLINE_FAULT_INJECT=throw:all prove broken 1 prove "$zkey" "$ex/witness_0.wtns" \
   bad/proof.json bad/public.json --backend cpu

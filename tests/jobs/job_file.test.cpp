@@ -142,7 +142,7 @@ TEST_CASE("priority must be one of the four names") {
 TEST_CASE("an unknown key in a job is rejected, naming it") {
   CHECK(
       error_of(one(good_a + R"(, "witnes": "x")")) ==
-      R"(jobs.json: job "a" (jobs[0]): unknown field "witnes" (a job has id, zkey, out, witness or witnesses, or witness_generator with input or inputs, priority))");
+      R"(jobs.json: job "a" (jobs[0]): unknown field "witnes" (a job has id, zkey, out, witness or witnesses, or witness_generator with input or inputs, priority, r1cs))");
 }
 
 TEST_CASE("a job with a witness generator names input files instead of witnesses") {
@@ -156,6 +156,17 @@ TEST_CASE("a job with a witness generator names input files instead of witnesses
   CHECK_FALSE(specs[1].single);
   CHECK(specs[1].witnesses == std::vector<std::string>{"dir/i0.json", "dir/i1.json"});
   CHECK_FALSE(specs[0].keep_witness);
+}
+
+TEST_CASE("a job's r1cs is resolved like its key, and must be a non-empty string") {
+  auto specs = parse(R"({"jobs": [
+      {"id": "a", "zkey": "c.zkey", "r1cs": "c.r1cs", "witness": "w.wtns", "out": "oa"},
+      {"id": "b", "zkey": "c.zkey", "witness": "w.wtns", "out": "ob"}]})");
+  REQUIRE(specs.size() == 2);
+  CHECK(specs[0].r1cs == "dir/c.r1cs");
+  CHECK(specs[1].r1cs.empty());
+  CHECK(error_of(one(R"("id": "a", "zkey": "c", "r1cs": "", "witness": "w", "out": "o")")).find(
+            R"(field "r1cs")") != std::string::npos);
 }
 
 TEST_CASE("inputs without a generator, and witnesses beside one, are rejected") {
