@@ -138,6 +138,10 @@ struct observer_state {
   std::map<int, busy_tracker> busy;      ///< by backend index
   std::map<int, uint64_t> proved;        ///< partitions per backend index
   duration_histogram durations;          ///< of partitions done
+  /// Run-clock ms of the first and the latest partition finish seen, and the
+  /// finishes seen (the progress line's ETA rate).
+  double first_finish_ms = 0, last_finish_ms = 0;
+  uint64_t finishes = 0;
   observed_samples samples;
   bool stopped = false;
 };

@@ -4,6 +4,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include <fmt/format.h>
@@ -30,7 +31,16 @@ std::optional<double> eta_ms(const progress_state& s) {
   uint64_t finished = s.done + s.failed;
   if (finished == 0 || s.elapsed_ms <= 0) return std::nullopt;
   if (finished >= s.total) return 0.0;
-  return s.elapsed_ms / static_cast<double>(finished) * static_cast<double>(s.total - finished);
+  const auto left = static_cast<double>(s.total - finished);
+  if (s.timed_finishes >= 2 && s.last_finish_ms > s.first_finish_ms) {
+    const double every =
+        (s.last_finish_ms - s.first_finish_ms) / static_cast<double>(s.timed_finishes - 1);
+    const double since = std::max(0.0, s.elapsed_ms - s.last_finish_ms);
+    // The next one is due `every` after the latest; once it is late, the
+    // ones after it still take `every` each.
+    return std::max(every * left - since, every * (left - 1));
+  }
+  return s.elapsed_ms / static_cast<double>(finished) * left;
 }
 
 std::string progress_line(const progress_state& s) {

@@ -12,7 +12,7 @@
 //
 //   progress_state    what the line shows
 //   progress_line     the text (pure, tested)
-//   eta_ms            remaining time at the rate so far
+//   eta_ms            remaining time at the rate partitions finish
 //   progress_display  rewrites the line on a terminal stream; a no-op elsewhere
 //   progress_aware_sink   a log sink that erases the line before each log line
 #pragma once
@@ -38,10 +38,18 @@ struct progress_state {
   uint64_t ready = 0;                   ///< partitions ready, waiting for a GPU worker
   uint64_t waiting_memory = 0;  ///< partitions not yet granted: memory, or synthesis pacing
   bool gpu = true;              ///< false: the CPU backend proves, and the line says so
+  /// When (elapsed_ms) the first and the latest finished partition
+  /// finished, and how many finished in between, both included.
+  double first_finish_ms = 0;
+  double last_finish_ms = 0;
+  uint64_t timed_finishes = 0;
 };
 
-/// Remaining time if partitions keep finishing at the rate so far; nullopt
-/// before the first one finishes.
+/// Remaining time if partitions keep finishing at the rate they have
+/// finished since the first one, so that the start (key load, the first
+/// synthesis, the pipeline filling) does not inflate it; from the elapsed
+/// time per finished partition while fewer than two finishes are timed.
+/// nullopt before the first one finishes.
 std::optional<double> eta_ms(const progress_state& s);
 
 /// The line, without a newline.

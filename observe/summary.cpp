@@ -73,12 +73,16 @@ void print_synthesis_wait(std::ostream& out, const std::vector<job_report>& repo
   // time the backend waited for synthesis.
   std::map<int32_t, std::vector<std::pair<double, double>>> proves;
   std::vector<double> synth_ends, witness_ms;
+  double total_synthesis = 0;
   for (const auto& r : reports)
     for (const auto& p : r.partitions) {
       const auto& sp = p.spans;
       if (sp.witness.recorded() && sp.witness.end >= sp.witness.start)
         witness_ms.push_back(sp.witness.end - sp.witness.start);
-      if (sp.synthesize.recorded()) synth_ends.push_back(sp.synthesize.end);
+      if (sp.synthesize.recorded()) {
+        synth_ends.push_back(sp.synthesize.end);
+        total_synthesis += std::max(0.0, sp.synthesize.end - sp.synthesize.start);
+      }
       if (sp.prove.recorded() && sp.gpu >= 0) proves[sp.gpu].emplace_back(sp.prove.start, sp.prove.end);
     }
   if (witness_ms.empty()) return;  // only jobs that compute their witnesses get the line
@@ -104,10 +108,20 @@ void print_synthesis_wait(std::ostream& out, const std::vector<job_report>& repo
       << fixed(total_witness / 1000.0, 3) << " s in all (p50 "
       << fixed(witness_ms[witness_ms.size() / 2], 1) << " ms); the backends waited "
       << fixed(waited / 1000.0, 3) << " s for synthesis ("
-      << fixed(share * 100.0, 1) << "% of their time)"
-      << (share > 0.05 ? ": synthesis bounds throughput (more --synthesizers or cores would help)"
-                       : ": synthesis kept them fed")
-      << "\n";
+      << fixed(share * 100.0, 1) << "% of their time)";
+  if (share <= 0.05) {
+    out << ": synthesis kept them fed\n";
+    return;
+  }
+  // The stage inside synthesis that took most of its time bounds the run.
+  const double generation = total_synthesis > 0 ? total_witness / total_synthesis : 1.0;
+  if (generation >= 0.5)
+    out << ": witness generation bounds throughput (" << fixed(generation * 100.0, 0)
+        << "% of the synthesizers' time; more --synthesizers or cores would help)\n";
+  else
+    out << ": synthesis bounds throughput, witness generation " << fixed(generation * 100.0, 0)
+        << "% of it, the rest reading witnesses and a, b, c (more --synthesizers or cores "
+           "would help)\n";
 }
 
 void print_interrupted(std::ostream& out, const std::vector<job_report>& reports, int signo) {

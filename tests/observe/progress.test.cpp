@@ -43,6 +43,32 @@ TEST_CASE("failed partitions count as finished for the ETA and show in the line"
   CHECK(eta_ms(s).value() == 0.0);
 }
 
+TEST_CASE("the ETA follows the rate of finishes, not the start of the run") {
+  // A backlog whose first proof came after 5 s of start (the key's load,
+  // the first synthesis), then one every 100 ms: 10 of 100 done at 5.9 s.
+  progress_state s;
+  s.done = 10;
+  s.total = 100;
+  s.elapsed_ms = 5900;
+  s.first_finish_ms = 5000;
+  s.last_finish_ms = 5900;
+  s.timed_finishes = 10;
+  // 90 left at 100 ms each, not 5.9 s / 10 x 90 = 53.1 s.
+  CHECK(eta_ms(s).value() == doctest::Approx(9000.0));
+  // 40 ms after the latest finish the next is 40 ms nearer.
+  s.elapsed_ms = 5940;
+  CHECK(eta_ms(s).value() == doctest::Approx(8960.0));
+  // Once the next is late, the 89 after it still take 100 ms each.
+  s.elapsed_ms = 6500;
+  CHECK(eta_ms(s).value() == doctest::Approx(8900.0));
+  // One timed finish gives no rate: the elapsed time per partition.
+  s.done = 1;
+  s.timed_finishes = 1;
+  s.last_finish_ms = s.first_finish_ms;
+  s.elapsed_ms = 5000;
+  CHECK(eta_ms(s).value() == doctest::Approx(5000.0 * 99));
+}
+
 TEST_CASE("the display draws nothing when its stream is not a terminal") {
   std::FILE* f = std::tmpfile();
   REQUIRE(f);

@@ -80,3 +80,49 @@ TEST_CASE("the memory summary line leaves out what is not held and purges that n
   CHECK(observe::memory_summary_line(s) ==
         "memory: budget 1 KiB, peak reserved 512 B, peak RSS 2 KiB; 0 purge(s) for 3 request(s)");
 }
+
+namespace {
+/// A partition proved on GPU 0 over [start, start + 10] ms whose synthesis
+/// ran for `synth` ms up to its prove and spent `witness` ms of them
+/// generating the witness.
+partition_report generated(uint32_t index, double start, double synth, double witness) {
+  partition_report p;
+  p.index = index;
+  p.state = partition_state::done;
+  p.spans.synthesize = {start - synth, start};
+  p.spans.witness = {start - synth, start - synth + witness};
+  p.spans.prove = {start, start + 10};
+  p.spans.gpu = 0;
+  return p;
+}
+}  // namespace
+
+TEST_CASE("the synthesis line names witness generation when it starves the backends") {
+  // Proves at 100, 200, 300 ms, each waiting ~90 ms for its synthesis, of
+  // which the witness took 90%: the GPU waited 180 of 310 ms.
+  job_report j = job_with("w", job_state::done, {});
+  j.partitions = {generated(0, 100, 95, 85.5), generated(1, 200, 95, 85.5),
+                  generated(2, 300, 95, 85.5)};
+  std::ostringstream out;
+  observe::print_synthesis_wait(out, {j}, 310);
+  const std::string line = out.str();
+  CHECK(line.find("witness generation: 3 witnesses") == 0);
+  CHECK(line.find("the backends waited 0.180 s for synthesis (58.1% of their time)") !=
+        std::string::npos);
+  CHECK(line.find(": witness generation bounds throughput (90% of the synthesizers' time") !=
+        std::string::npos);
+
+  // The same waits where the witness is a tenth of synthesis: synthesis
+  // bounds it, and the line says how little of it the witness was.
+  for (auto& p : j.partitions) p.spans.witness.end = p.spans.witness.start + 9.5;
+  std::ostringstream other;
+  observe::print_synthesis_wait(other, {j}, 310);
+  CHECK(other.str().find(": synthesis bounds throughput, witness generation 10% of it") !=
+        std::string::npos);
+
+  // Fed: the syntheses end before the backend is free.
+  for (auto& p : j.partitions) p.spans.synthesize.end = p.spans.synthesize.start + 1;
+  std::ostringstream fed;
+  observe::print_synthesis_wait(fed, {j}, 310);
+  CHECK(fed.str().find(": synthesis kept them fed") != std::string::npos);
+}
