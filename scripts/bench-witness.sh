@@ -35,6 +35,12 @@
 #              proverServer runs them (--rapidsnark PATH [RAPIDSNARK]; skipped
 #              without it), on the first R inputs (--rapidsnark-inputs R
 #              [RAPIDSNARK_INPUTS], default all), proofs/s from them
+#   generator  the witness generator alone against circom's own witness
+#              binary (the same code): the first W inputs (--witness-inputs W
+#              [WITNESS_INPUTS], default 8; 0 skips it), one process per
+#              witness each, on core 0; the witnesses must be byte-identical.
+#              With the in-process figure from proofline's run (no process
+#              per witness), this is the "at least circom's own binary" check
 #   snarkjs    `snarkjs groth16 fullprove` on the first K inputs (--snarkjs-inputs
 #              K [SNARKJS_INPUTS], default 4; skipped without node/snarkjs),
 #              proofs/s extrapolated from them
@@ -60,6 +66,7 @@ backend=${BACKEND:-auto}
 rapidsnark=${RAPIDSNARK:-}
 snarkjs_inputs=${SNARKJS_INPUTS:-4}
 rapidsnark_inputs=${RAPIDSNARK_INPUTS:-0}
+witness_inputs=${WITNESS_INPUTS:-8}
 with_key=1
 if [ "$mode" = run ]; then
   work=${1:?usage: bench-witness.sh run WORK [options]}
@@ -77,6 +84,7 @@ while [ $# -gt 0 ]; do
     --rapidsnark) rapidsnark=$2; shift 2 ;;
     --snarkjs-inputs) snarkjs_inputs=$2; shift 2 ;;
     --rapidsnark-inputs) rapidsnark_inputs=$2; shift 2 ;;
+    --witness-inputs) witness_inputs=$2; shift 2 ;;
     --no-key) with_key=0; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "bench-witness.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
@@ -207,6 +215,32 @@ for g in r.get("gpus", r.get("backends", [])):
 w = r.get("stages", {}).get("witness")
 if w: print(f"# witness generation: {w['count']} witnesses, p50 {w['p50_ms']:.1f} ms, p99 {w['p99_ms']:.1f} ms")
 PY
+
+  # The generator alone against circom's own binary, one core, one process
+  # per witness each; their witnesses must agree byte for byte.
+  local wn=$((witness_inputs < n ? witness_inputs : n))
+  if [ "$wn" -gt 0 ] && [ -x "$work/circuit-witness" ]; then
+    rm -rf "$work/out-witness"
+    mkdir -p "$work/out-witness"
+    local i cw_s pw_s
+    t0=$(now)
+    for i in $(seq 0 $((wn - 1))); do
+      (cd "$work" && taskset -c 0 ./circuit-witness "input_$i.json" "out-witness/circom_$i.wtns" >/dev/null)
+    done
+    cw_s=$(since "$t0")
+    t0=$(now)
+    for i in $(seq 0 $((wn - 1))); do
+      taskset -c 0 "$proofline" witness calc "$work/circuit.so" "$work/input_$i.json" \
+        "$work/out-witness/proofline_$i.wtns" >/dev/null
+    done
+    pw_s=$(since "$t0")
+    for i in $(seq 0 $((wn - 1))); do
+      cmp -s "$work/out-witness/circom_$i.wtns" "$work/out-witness/proofline_$i.wtns" ||
+        die "witness $i: proofline witness calc and circom's binary disagree"
+    done
+    note "generator alone, $wn inputs on core 0, one process each: circom's binary $cw_s s," \
+      "proofline witness calc $pw_s s ($(python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]):.2f}')" "$cw_s" "$pw_s")x); witnesses byte-identical"
+  fi
 
   # rapidsnark with circom's own witness binary, per input as proverServer does
   if [ -n "$rapidsnark" ]; then
