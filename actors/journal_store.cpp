@@ -20,9 +20,22 @@ namespace proofline {
 
 namespace {
 
-constexpr const char* journal_format = "proofline-journal 2";
-/// Format 1 has only paths as witnesses; format 2 reads it as it is.
+constexpr const char* journal_format = "proofline-journal 3";
+/// Format 1 has only paths as witnesses, format 2 no "options" column of
+/// jobs; format 3 reads both, adding the column (options left out).
 constexpr const char* journal_format_1 = "proofline-journal 1";
+constexpr const char* journal_format_2 = "proofline-journal 2";
+
+/// A job's fields besides id, key, out, priority and witnesses, as the
+/// jobs table's "options" column holds them: a JSON object of the fields
+/// that differ from their defaults.
+std::string options_of(const job_spec& s) {
+  nlohmann::json o = nlohmann::json::object();
+  if (!s.witness_generator.empty()) o["witness_generator"] = s.witness_generator;
+  if (s.keep_witness) o["keep_witness"] = true;
+  if (!s.r1cs.empty()) o["r1cs"] = s.r1cs;
+  return o.dump();
+}
 constexpr const char* file_name = "journal.sqlite";
 
 /// A prepared statement, finalized when it goes out of scope.
@@ -289,7 +302,7 @@ void journal_store::open_and_check() {
   exec("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)");
   exec("CREATE TABLE IF NOT EXISTS jobs(jid INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, "
        "zkey TEXT NOT NULL, out TEXT NOT NULL, single INTEGER NOT NULL, prio INTEGER NOT NULL, "
-       "witnesses TEXT NOT NULL)");
+       "witnesses TEXT NOT NULL, options TEXT NOT NULL DEFAULT '{}')");
   exec("CREATE TABLE IF NOT EXISTS parts(jid INTEGER NOT NULL, idx INTEGER NOT NULL, "
        "PRIMARY KEY(jid, idx))");
   exec("CREATE TABLE IF NOT EXISTS finished(fid INTEGER PRIMARY KEY AUTOINCREMENT, "
@@ -300,11 +313,14 @@ void journal_store::open_and_check() {
     int rc = sqlite3_step(get.get());
     if (rc == SQLITE_ROW) {
       auto format = column_text(get.get(), 0);
-      if (format == journal_format_1) {
-        exec("UPDATE meta SET value = 'proofline-journal 2' WHERE key = 'format'");
+      if (format == journal_format_1 || format == journal_format_2) {
+        // The jobs table of an older format has no options column.
+        if (!statement(db_, "SELECT options FROM jobs LIMIT 0"))
+          exec("ALTER TABLE jobs ADD COLUMN options TEXT NOT NULL DEFAULT '{}'");
+        exec((std::string("UPDATE meta SET value = '") + journal_format + "' WHERE key = 'format'").c_str());
       } else if (format != journal_format) {
         fail("a journal of format \"" + format + "\", this proofline reads \"" + journal_format +
-             "\" and \"" + journal_format_1 + "\"");
+             "\", \"" + journal_format_2 + "\" and \"" + journal_format_1 + "\"");
       }
     } else if (rc == SQLITE_DONE) {
       statement put(db_, "INSERT INTO meta(key, value) VALUES('format', ?1)");
@@ -401,8 +417,8 @@ std::vector<int64_t> journal_store::add_jobs(const std::vector<job_spec>& specs)
   exec("BEGIN IMMEDIATE");
   {
     statement put(db_,
-                  "INSERT INTO jobs(id, zkey, out, single, prio, witnesses) "
-                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6)");
+                  "INSERT INTO jobs(id, zkey, out, single, prio, witnesses, options) "
+                  "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7)");
     if (!put) fail("cannot record jobs");
     for (const auto& s : specs) {
       sqlite3_reset(put.get());
@@ -414,6 +430,7 @@ std::vector<int64_t> journal_store::add_jobs(const std::vector<job_spec>& specs)
       auto witnesses = nlohmann::json::array();
       for (const auto& w : s.witnesses) witnesses.push_back(stored(w, dir_));
       bind_text(put.get(), 6, witnesses.dump());
+      bind_text(put.get(), 7, options_of(s));
       if (sqlite3_step(put.get()) != SQLITE_DONE) fail("cannot record job \"" + s.id + "\"");
       jids.push_back(sqlite3_last_insert_rowid(db_));
     }
@@ -501,7 +518,8 @@ std::vector<std::string> journal_store::finished() const {
 
 std::vector<journaled_job> journal_store::pending() const {
   std::vector<journaled_job> out;
-  statement jobs(db_, "SELECT jid, id, zkey, out, single, prio, witnesses FROM jobs ORDER BY jid");
+  statement jobs(db_,
+                 "SELECT jid, id, zkey, out, single, prio, witnesses, options FROM jobs ORDER BY jid");
   if (!jobs) fail("cannot read the jobs");
   int rc;
   while ((rc = sqlite3_step(jobs.get())) == SQLITE_ROW) {
@@ -521,6 +539,20 @@ std::vector<journaled_job> journal_store::pending() const {
       auto path = resolved(x, dir_);
       if (!path) fail("job \"" + j.spec.id + "\": a witness is neither a path nor {\"in_state\": path}");
       j.spec.witnesses.push_back(std::move(*path));
+    }
+    auto o = nlohmann::json::parse(column_text(jobs.get(), 7), nullptr, /*allow_exceptions=*/false);
+    auto text = [&](const char* key) -> std::string {
+      auto it = o.find(key);
+      if (it == o.end()) return {};
+      if (!it->is_string()) fail("job \"" + j.spec.id + "\": its option \"" + key + "\" is not a string");
+      return it->get<std::string>();
+    };
+    if (!o.is_object()) fail("job \"" + j.spec.id + "\": its options are not a JSON object");
+    j.spec.witness_generator = text("witness_generator");
+    j.spec.r1cs = text("r1cs");
+    if (auto it = o.find("keep_witness"); it != o.end()) {
+      if (!it->is_boolean()) fail("job \"" + j.spec.id + "\": its option \"keep_witness\" is not a boolean");
+      j.spec.keep_witness = it->get<bool>();
     }
     out.push_back(std::move(j));
   }

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <set>
 
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include "actors/journal.hpp"
@@ -99,6 +100,62 @@ TEST_CASE("the journal store keeps jobs and finished partitions across reopening
   CHECK(jobs[1].done.empty());
   again.remove_job(jids[0]);
   CHECK(ids_of(again.pending()) == std::set<std::string>{"b"});
+}
+
+TEST_CASE("a job's generator, r1cs and keep-witness flag are kept across reopening") {
+  temp_dir dir;
+  {
+    journal_store store(dir.path.string());
+    auto g = make_job("g", {"/in/i0.json", "/in/i1.json"}, priority::normal, "/k.zkey");
+    g.witness_generator = "/c/circuit.so";
+    g.keep_witness = true;
+    g.r1cs = "/c/circuit.r1cs";
+    store.add_jobs({g, make_job("plain", {"/w/p.wtns"})});
+  }
+  journal_store again(dir.path.string());
+  auto jobs = again.pending();
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[0].spec.witness_generator == "/c/circuit.so");
+  CHECK(jobs[0].spec.keep_witness);
+  CHECK(jobs[0].spec.r1cs == "/c/circuit.r1cs");
+  CHECK(jobs[0].spec.witnesses == std::vector<std::string>{"/in/i0.json", "/in/i1.json"});
+  CHECK(jobs[1].spec.witness_generator.empty());
+  CHECK_FALSE(jobs[1].spec.keep_witness);
+  CHECK(jobs[1].spec.r1cs.empty());
+}
+
+TEST_CASE("a journal of format 2, without job options, is read and upgraded in place") {
+  temp_dir dir;
+  const std::string file = (dir.path / "journal.sqlite").string();
+  {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(file.c_str(), &db) == SQLITE_OK);
+    const char* v2 =
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES('format', 'proofline-journal 2'), ('session', 'closed');"
+        "CREATE TABLE jobs(jid INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL, "
+        "zkey TEXT NOT NULL, out TEXT NOT NULL, single INTEGER NOT NULL, prio INTEGER NOT NULL, "
+        "witnesses TEXT NOT NULL);"
+        "INSERT INTO jobs(id, zkey, out, single, prio, witnesses) "
+        "VALUES('old', '/k.zkey', '/o', 1, 1, '[\"/w/old.wtns\"]');";
+    REQUIRE(sqlite3_exec(db, v2, nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+  }
+  {
+    journal_store store(dir.path.string());
+    auto jobs = store.pending();
+    REQUIRE(jobs.size() == 1);
+    CHECK(jobs[0].spec.id == "old");
+    CHECK(jobs[0].spec.witnesses == std::vector<std::string>{"/w/old.wtns"});
+    CHECK(jobs[0].spec.witness_generator.empty());
+    auto g = make_job("new", {"/in/i.json"});
+    g.witness_generator = "/c/circuit.so";
+    store.add_jobs({g});
+  }
+  journal_store again(dir.path.string());
+  auto jobs = again.pending();
+  REQUIRE(jobs.size() == 2);
+  CHECK(jobs[1].spec.witness_generator == "/c/circuit.so");
 }
 
 TEST_CASE("the journal store keeps the newest finished jobs' records within its bounds") {

@@ -10,7 +10,10 @@
 #      the other jobs go on; a missing signal names it; a generator of
 #      another circuit (BLS12-381 against a BN254 key) fails its job naming both;
 #   3. schema: "input" without "witness_generator", "witness" beside it;
-#   4. prove --input and fullprove give verified proofs; bad input exits 2.
+#   4. prove --input and fullprove give verified proofs; bad input exits 2;
+#   5. serve --state killed with SIGKILL after accepting a job of inputs
+#      finishes it from its inputs after the restart (the journal keeps its
+#      generator), every proof verified by snarkjs.
 #
 #   jobs.sh PROOFLINE REPO_ROOT WORK_DIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -124,4 +127,47 @@ set -e
 [ "$rc" -eq 2 ] && grep -q 'missing.json: input signal "limit" not given' fp2.log || { cat fp2.log >&2; fail "fullprove missing.json: rc $rc"; }
 [ ! -e fp2.json ] || fail "a refused fullprove wrote fp2.json"
 echo "ok: prove --input and fullprove verified by snarkjs; bad input exits 2"
+# ---- 5. a job of inputs accepted by serve --state survives kill -9
+export PROOFLINE_TLS_DIR=$PWD/tls TMPDIR=$PWD/tmp
+mkdir -p "$TMPDIR"
+python3 - "$med" "$PWD" <<'PY'
+import json, sys
+med, here = sys.argv[1], sys.argv[2]
+json.dump({"jobs": [{"id": "kept", "zkey": f"{med}/circuit.zkey", "witness_generator": f"{here}/medium.so",
+                     "inputs": [f"{med}/input_{i % 3}.json" for i in range(6)], "out": f"{here}/out/kept"}]},
+          open("kept.json", "w"))
+PY
+serve_bg() {
+  : >"$1.out"
+  "$proofline" serve --listen 127.0.0.1:0 --allow-root "$PWD" --allow-root "$med" --state "$PWD/state" \
+    --backend cpu --cpu-threads 1 --synthesizers 1 --finalizers 1 >"$1.out" 2>"$1.err" &
+  serve_pid=$!
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*listening on [^ ]*:\([0-9][0-9]*\).*/\1/p' "$1.out")
+    [ -n "$port" ] && return 0
+    sleep 0.1
+  done
+  cat "$1.err" >&2
+  fail "serve did not listen within 10 s"
+}
+trap '[ -n "${serve_pid:-}" ] && kill -9 "$serve_pid" 2>/dev/null; true' EXIT
+serve_bg first
+"$proofline" submit --connect "127.0.0.1:$port" --no-wait kept.json >submit.log 2>&1 ||
+  { cat submit.log first.err >&2; fail "submit of the job of inputs"; }
+kill -9 "$serve_pid"  # accepted means journaled: the job is in the state directory
+wait "$serve_pid" 2>/dev/null || true
+[ ! -f out/kept/result.json ] || fail "the job finished before the kill; nothing to test"
+serve_bg second
+set +e
+timeout 300 "$proofline" await --connect "127.0.0.1:$port" kept >await.log 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || { cat await.log second.err >&2; fail "await kept after the restart: exit $rc"; }
+for i in 0 1 2 3 4 5; do
+  "$snarkjs" groth16 verify "$med/verification_key.json" "out/kept/public_$i.json" "out/kept/proof_$i.json" >/dev/null ||
+    fail "snarkjs rejects out/kept/proof_$i.json after the restart"
+done
+kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null || true
+serve_pid=
+echo "ok: a job of inputs accepted before kill -9 finished after the restart, proofs verified"
 echo "jobs: all checks passed"
