@@ -7,6 +7,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
@@ -351,14 +352,18 @@ int await_command(const client_command_options& o, std::ostream& out, std::ostre
     return exit_failed;
   }
   // A signal from here on leaves the job running at the server, and says so.
-  client_interrupt interrupt(out, err);
-  interrupt.say([id = j->id, client = o.client](int signo) {
+  std::optional<client_interrupt> interrupt;
+  interrupt.emplace(out, err);
+  interrupt->say([id = j->id, client = o.client](int signo) {
     return jobs_go_on_message("await", signo, {id}, client);
   });
   const std::vector<submitted_job> awaited{{j->id, j->seq}};
   std::ostream null_out(nullptr);
   auto reports = session.wait(awaited, o.client.json ? null_out : out,
                               !o.client.json && net::is_tty(out), error);
+  // The job is complete (or the server lost): a signal from here on ends
+  // the client the default way.
+  interrupt.reset();
   if (!reports) {
     err << "proofline await: " << error << "\n";
     return exit_failed;

@@ -5,6 +5,7 @@
 #include <istream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <set>
 
@@ -154,8 +155,9 @@ int submit_command(const submit_options& o, std::istream& in, std::ostream& out,
   //    saying what the server may have or has of the jobs.
   net::client_session session(o.client);
   if (auto code = session.open("submit", err)) return *code;
-  client_interrupt interrupt(out, err);
-  interrupt.say([where = session.where(), client = o.client](int signo) {
+  std::optional<client_interrupt> interrupt;
+  interrupt.emplace(out, err);
+  interrupt->say([where = session.where(), client = o.client](int signo) {
     return std::string("proofline submit: ") +
            (signo == SIGTERM ? "terminated (SIGTERM)" : "interrupted (SIGINT)") +
            " before " + where + " answered; it may have accepted the jobs: `proofline status" +
@@ -171,7 +173,7 @@ int submit_command(const submit_options& o, std::istream& in, std::ostream& out,
   }
   std::vector<std::string> ids;
   for (const auto& j : *accepted) ids.push_back(j.id);
-  interrupt.say([ids, client = o.client](int signo) {
+  interrupt->say([ids, client = o.client](int signo) {
     return jobs_go_on_message("submit", signo, ids, client);
   });
   if (o.no_wait) {
@@ -187,6 +189,9 @@ int submit_command(const submit_options& o, std::istream& in, std::ostream& out,
   std::ostream null_out(nullptr);
   const bool lines = !o.quiet && !o.json;
   auto reports = session.wait(*accepted, lines ? out : null_out, lines && net::is_tty(out), error);
+  // The jobs are complete (or the server lost): a signal from here on ends
+  // the client the default way, with nothing at the server to speak of.
+  interrupt.reset();
   if (!reports) {
     err << "proofline submit: " << error << "\n";
     return exit_failed;
