@@ -1,14 +1,20 @@
 #include "app/client_command.hpp"
 
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 #include <fmt/format.h>
 
+#include "actors/result_file.hpp"
 #include "observe/summary.hpp"
 #include "memory/size.hpp"
 #include "base/text.hpp"
@@ -25,6 +31,18 @@ const char* const client_footer =
     "EXIT CODES: 0 success; 1 the job named (status JOB, cancel, await) failed, was cancelled "
     "or is unknown, or the server could not be reached within --connect-timeout or was lost; "
     "2 a bad option. `status` without JOB exits 0 whatever its jobs' states.";
+
+const char* const await_footer =
+    R"(Ctrl-C (SIGINT) or SIGTERM ends `await` at once and leaves the job running at
+the server; the message on stderr says how to wait for it again or cancel it.
+
+--json prints one JSON document on stdout once the job completes, and no
+progress lines: {"server": HOST:PORT, "jobs": [{"id", "seq", "status",
+"result"}]}, result in result.json's shape.
+
+EXIT CODES: 0 the job is done; 1 it failed, was cancelled or is unknown, or the
+server could not be reached within --connect-timeout or was lost; 2 a bad
+option; 130 (SIGINT) or 143 (SIGTERM) interrupted, the job going on.)";
 
 /// The newest job with this id, if the server knows one.
 std::optional<job_status> find_job(const std::vector<job_status>& jobs, const std::string& id) {
@@ -176,7 +194,71 @@ CLI::App& add_one(cli& c, const char* name, const char* summary, runner run,
   return s;
 }
 
+/// The options a command printed for the user needs to reach the same server.
+std::string connect_args(const net::client_options& o) {
+  std::string args;
+  if (o.connect != net::default_endpoint) args += " --connect " + o.connect;
+  if (o.tls.insecure) args += " --insecure";
+  return args;
+}
+
 }  // namespace
+
+client_interrupt::client_interrupt(std::ostream& out, std::ostream& err) {
+  const bool tty = net::is_tty(out);
+  watch_.start([this, &out, &err, tty](int signo) {
+    message_fn message_of;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      message_of = message_;
+    }
+    const std::string message = message_of ? message_of(signo) : std::string();
+    // The main thread may be writing the progress line: std::cout is
+    // synchronized with stdio, so the two only interleave characters, and
+    // the line is erased before the message.
+    if (tty) out << "\r\x1b[K" << std::flush;
+    if (!message.empty()) err << message << "\n";
+    err.flush();
+    std::fflush(nullptr);
+    std::_Exit(base::exit_signal(signo));
+  });
+}
+
+void client_interrupt::say(message_fn message) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  message_ = std::move(message);
+}
+
+std::string jobs_go_on_message(const char* cmd, int signo, const std::vector<std::string>& ids,
+                               const net::client_options& o) {
+  const std::string args = connect_args(o);
+  std::string m = std::string("proofline ") + cmd + ": " +
+                  (signo == SIGTERM ? "terminated (SIGTERM)" : "interrupted (SIGINT)") + "; ";
+  if (ids.size() == 1) {
+    const std::string id = base::escape_controls(ids.front());
+    return m + "job " + id + " goes on at the server: `proofline await " + id + args +
+           "` waits for it again, `proofline cancel " + id + args + "` stops it";
+  }
+  m += "the jobs go on at the server: `proofline await ID" + args +
+       "` waits for one again, `proofline cancel ID" + args + "` stops one (ids:";
+  for (const auto& id : ids) m += " " + base::escape_controls(id);
+  return m + ")";
+}
+
+std::string jobs_json(const std::string& server, const std::vector<submitted_job>& jobs,
+                      const std::vector<job_report>* reports) {
+  json arr = json::array();
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    json j{{"id", jobs[i].id}, {"seq", jobs[i].seq}, {"status", nullptr}, {"result", nullptr}};
+    if (reports && i < reports->size()) {
+      const auto& r = (*reports)[i];
+      j["status"] = to_string(r.state);
+      j["result"] = json::parse(result_json(r));
+    }
+    arr.push_back(std::move(j));
+  }
+  return json{{"server", server}, {"jobs", std::move(arr)}}.dump(2);
+}
 
 void add_client_commands(cli& c) {
   auto status = std::make_shared<client_command_options>();
@@ -194,10 +276,14 @@ void add_client_commands(cli& c) {
       ->required();
 
   auto await = std::make_shared<client_command_options>();
-  add_one(c, "await", "Wait for a job of a running `proofline serve`, then print its summary",
-          await_command, await)
-      .add_option("JOB", await->job, "The job's id")
-      ->required();
+  auto& a = add_one(c, "await",
+                    "Wait for a job of a running `proofline serve`, then print its summary",
+                    await_command, await);
+  a.footer(await_footer);
+  a.add_option("JOB", await->job, "The job's id")->required();
+  a.add_flag("--json", await->client.json,
+             "Print one JSON document once the job completes (its status and result.json), "
+             "no progress lines");
 
   auto metrics = std::make_shared<client_command_options>();
   add_one(c, "metrics", "Memory, jobs and cluster nodes of a running `proofline serve`",
@@ -265,17 +351,34 @@ int await_command(const client_command_options& o, std::ostream& out, std::ostre
     err << "proofline await: no job \"" << o.job << "\" on " << session.where() << "\n";
     return exit_failed;
   }
-  auto reports = session.wait({{j->id, j->seq}}, out, net::is_tty(out), error);
+  // A signal from here on leaves the job running at the server, and says so.
+  std::optional<client_interrupt> interrupt;
+  interrupt.emplace(out, err);
+  interrupt->say([id = j->id, client = o.client](int signo) {
+    return jobs_go_on_message("await", signo, {id}, client);
+  });
+  const std::vector<submitted_job> awaited{{j->id, j->seq}};
+  std::ostream null_out(nullptr);
+  auto reports = session.wait(awaited, o.client.json ? null_out : out,
+                              !o.client.json && net::is_tty(out), error);
+  // The job is complete (or the server lost): a signal from here on ends
+  // the client the default way.
+  interrupt.reset();
   if (!reports) {
     err << "proofline await: " << error << "\n";
     return exit_failed;
+  }
+  const bool done = reports->front().state == job_state::done;
+  if (o.client.json) {
+    out << jobs_json(session.where(), awaited, &*reports) << "\n";
+    return done ? exit_ok : exit_failed;
   }
   // The job's own time at the server (submission to completion), not this wait's.
   const auto& total = reports->front().total;
   double job_ms = total.recorded() && total.end >= total.start ? total.end - total.start : 0.0;
   out << "\n";
   print_summary(out, *reports, job_ms);
-  return reports->front().state == job_state::done ? exit_ok : exit_failed;
+  return done ? exit_ok : exit_failed;
 }
 
 int metrics_command(const client_command_options& o, std::ostream& out, std::ostream& err) {

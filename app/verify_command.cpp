@@ -1,7 +1,10 @@
 #include "app/verify_command.hpp"
 
 #include <CLI/CLI.hpp>
+#include <array>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -21,8 +24,69 @@ const char* const verify_footer =
 Every point must be in its prime-order subgroup and every public signal below
 the scalar field prime; the proof is checked with one pairing product.
 
+Arguments in another order (a proof first, say) are named, each with what it
+looks like (argument 1 looks like a proof: it has pi_a), and verify exits 2.
+
 EXIT CODES: 0 valid; 1 invalid (the reason is printed); 2 unreadable input
-(the file and the problem are printed) or a usage error.)";
+(the file and the problem are printed), arguments out of order, or a usage
+error.)";
+
+/// What one of verify's files looks like from its first bytes.
+enum class role { unknown, key, proof, public_signals };
+
+struct look {
+  role what = role::unknown;
+  const char* sign = "";  ///< what gave it away, for the message
+};
+
+/// How much of a file the look reads: a key or proof names its first field
+/// well within it.
+constexpr std::size_t look_bytes = 1 << 20;
+
+/// A .zkey (its magic), a verification key (has vk_alpha_1), a proof (has
+/// pi_a) or public signals (a JSON array); unknown for anything else, and
+/// for what is not a regular file or cannot be read.
+look look_of(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return {};
+  std::ifstream f(path, std::ios::binary);
+  std::string head(look_bytes, '\0');
+  f.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(f.gcount()));
+  if (head.compare(0, 4, "zkey") == 0) return {role::key, "a .zkey's header"};
+  if (head.find("\"vk_alpha_1\"") != std::string::npos) return {role::key, "has vk_alpha_1"};
+  if (head.find("\"pi_a\"") != std::string::npos) return {role::proof, "has pi_a"};
+  const auto first = head.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && head[first] == '[') return {role::public_signals, "a JSON array"};
+  return {};
+}
+
+const char* role_name(role r) {
+  switch (r) {
+    case role::key: return "a verification key";
+    case role::proof: return "a proof";
+    case role::public_signals: return "public signals";
+    case role::unknown: break;
+  }
+  return "unknown";
+}
+
+/// When a file given looks like one that belongs in another position, which
+/// argument looks like what; empty otherwise.
+std::string order_problem(const verify_options& o) {
+  const std::array<std::pair<const std::string*, role>, 3> args{
+      {{&o.key_file, role::key}, {&o.public_file, role::public_signals}, {&o.proof_file, role::proof}}};
+  std::string problem;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const look l = look_of(*args[i].first);
+    if (l.what == role::unknown || l.what == args[i].second) continue;
+    problem += std::string(problem.empty() ? "" : ", ") + "argument " + std::to_string(i + 1) +
+               " (" + *args[i].first + ") looks like " + role_name(l.what) + " (" + l.sign + ")";
+  }
+  if (problem.empty()) return problem;
+  return "the arguments are out of order: " + problem +
+         "; the order is KEY PUBLIC PROOF, as for snarkjs groth16 verify";
+}
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -88,12 +152,16 @@ int verify_command(const verify_options& o, std::ostream& out, std::ostream& err
                                                       : zk::formats::verification_key_curve(o.key_file);
     r = zk::visit_curve(curve, [&](auto c) { return check<decltype(c)>(o); });
   } catch (const zk::formats::format_error& e) {
+    // Files in the wrong positions fail to read as what they are taken
+    // for; naming what each looks like says more than the read error.
+    std::string problem = order_problem(o);
+    if (problem.empty()) problem = e.what();
     if (o.json) {
       j["valid"] = false;
-      j["error"] = e.what();
+      j["error"] = problem;
       out << j.dump(1) << "\n";
     }
-    err << "proofline verify: " << e.what() << "\n";
+    err << "proofline verify: " << problem << "\n";
     return exit_usage;
   }
   if (o.json) {

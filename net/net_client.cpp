@@ -2,8 +2,10 @@
 
 #include <caf/system_messages.hpp>
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 #include <ostream>
@@ -11,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "base/text.hpp"
+#include "net/client_progress.hpp"
 
 namespace proofline::net {
 
@@ -80,22 +83,27 @@ struct watched_job {
   uint32_t seen = 0;
   uint32_t total = 0;
   uint32_t done = 0;
+  uint32_t failed = 0;
   bool complete = false;
   job_report report;
 };
 
-void progress_line(std::ostream& out, const std::vector<watched_job>& jobs) {
-  uint32_t done = 0, total = 0;
-  std::string detail;
+/// The terminal's width in columns when stdout is one, else 0.
+std::size_t terminal_width() {
+  winsize ws{};
+  if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1) return ws.ws_col - 1u;
+  return 0;
+}
+
+std::string progress_text(const std::vector<watched_job>& jobs, const finish_rate& rate,
+                          double now_ms, std::size_t width) {
+  std::vector<job_count> counts;
+  uint64_t total = 0;
   for (const auto& j : jobs) {
-    done += j.done;
+    counts.push_back({j.job.id, j.done, j.total, j.complete});
     total += j.total;
-    if (!j.complete)
-      detail += " " + j.job.id + " " + std::to_string(j.done) + "/" + std::to_string(j.total);
   }
-  std::string line = "[" + std::to_string(done) + "/" + std::to_string(total) + " proofs]" + detail;
-  if (line.size() > 100) line = line.substr(0, 97) + "...";
-  out << "\r" << line << "\x1b[K" << std::flush;
+  return client_progress_line(counts, rate.eta_ms(now_ms, total), width);
 }
 
 }  // namespace
@@ -112,11 +120,20 @@ std::optional<std::vector<job_report>> client_session::wait(const std::vector<su
     watched.push_back(std::move(w));
   }
   int failures = 0;
+  // On a terminal the progress line is redrawn in place and erased before
+  // any other line; elsewhere it is a plain line whenever the count grows.
   bool line_open = false;
   auto end_line = [&] {
-    if (line_open) out << "\n";
+    if (line_open) out << "\r\x1b[K";
     line_open = false;
   };
+  const auto started = std::chrono::steady_clock::now();
+  auto now_ms = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+        .count();
+  };
+  finish_rate rate;
+  uint64_t shown_finished = 0;
   for (;;) {
     std::vector<watch_cursor> cursors;
     for (const auto& w : watched)
@@ -152,6 +169,7 @@ std::optional<std::vector<job_report>> client_session::wait(const std::vector<su
       w.seen = p.seen;
       w.total = p.status.total;
       w.done = p.status.done;
+      w.failed = p.status.failed;
       for (const auto& part : p.finished) {
         if (part.state == partition_state::done && tty) continue;
         if (part.state == partition_state::cancelled) continue;
@@ -174,10 +192,21 @@ std::optional<std::vector<job_report>> client_session::wait(const std::vector<su
             << "\n";
       }
     }
-    if (tty) {
-      progress_line(out, watched);
-      line_open = true;
+    uint64_t finished = 0;
+    bool all_complete = true;
+    for (const auto& w : watched) {
+      finished += w.done + w.failed;
+      all_complete &= w.complete;
     }
+    const double now = now_ms();
+    rate.observe(now, finished);
+    if (tty && !all_complete) {
+      out << "\r" << progress_text(watched, rate, now, terminal_width()) << "\x1b[K";
+      line_open = true;
+    } else if (!tty && !all_complete && finished > shown_finished) {
+      out << progress_text(watched, rate, now, 0) << "\n";
+    }
+    shown_finished = std::max(shown_finished, finished);
     out.flush();
   }
   end_line();

@@ -87,9 +87,12 @@ class client_session {
   }
 
   /// Waits until every job completes, printing a line per finished partition
-  /// (or, when `tty`, one progress line rewritten in place). Returns the
-  /// reports in the order of `jobs`, or nullopt with the reason in `error`
-  /// when the connection is lost.
+  /// and the progress line (net/client_progress.hpp) as a line of its own
+  /// whenever more are finished; when `tty`, the progress line is instead
+  /// rewritten in place (cut to the terminal's width) and only failed
+  /// partitions and finished jobs get lines. Returns the reports in the
+  /// order of `jobs`, or nullopt with the reason in `error` when the
+  /// connection is lost.
   std::optional<std::vector<job_report>> wait(const std::vector<submitted_job>& jobs,
                                               std::ostream& out, bool tty, std::string& error);
 

@@ -3,7 +3,8 @@
 # agrees with snarkjs.
 #  * verify: every fixture's snarkjs proof is valid (exit 0, --json too);
 #    tampered proofs, public signals and keys exit 1, as snarkjs rejects them;
-#    unreadable input exits 2.
+#    unreadable input exits 2, and so do arguments out of order, each
+#    misplaced one named by what it looks like.
 #  * a backlog on the CPU backend with injected faults (a corrupted proof, a
 #    backend error) ends with every proof written, verified and accepted by
 #    snarkjs, the retries counted in result.json;
@@ -73,6 +74,19 @@ expect_verify 2 "$bn/verification_key.json" "$bn/public_0.json" missing.json
 grep -q "missing.json" verify.out || fail "the missing file is not named: $(cat verify.out)"
 echo '{"pi_a": 1}' >garbage.json
 expect_verify 2 "$bn/verification_key.json" "$bn/public_0.json" garbage.json
+# Arguments in the wrong order: each misplaced one is named by what it looks like.
+expect_verify 2 "$bn/snarkjs_proof_0.json" "$bn/public_0.json" "$bn/verification_key.json"
+grep -qF "argument 1 ($bn/snarkjs_proof_0.json) looks like a proof (has pi_a), argument 3 ($bn/verification_key.json) looks like a verification key (has vk_alpha_1); the order is KEY PUBLIC PROOF" verify.out ||
+  fail "swapped key and proof not named: $(cat verify.out)"
+expect_verify 2 "$bn/verification_key.json" "$bn/snarkjs_proof_0.json" "$bn/public_0.json"
+grep -qF "argument 2 ($bn/snarkjs_proof_0.json) looks like a proof (has pi_a), argument 3 ($bn/public_0.json) looks like public signals (a JSON array)" verify.out ||
+  fail "swapped public and proof not named: $(cat verify.out)"
+expect_verify 2 "$bn/public_0.json" "$bn/circuit.zkey" "$bn/snarkjs_proof_0.json"
+grep -qF "argument 1 ($bn/public_0.json) looks like public signals (a JSON array), argument 2 ($bn/circuit.zkey) looks like a verification key (a .zkey's header)" verify.out ||
+  fail "swapped key and public not named: $(cat verify.out)"
+"$proofline" verify --json "$bn/snarkjs_proof_0.json" "$bn/public_0.json" "$bn/verification_key.json" >swapped.out || true
+[ "$(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["valid"], "out of order" in j["error"])' swapped.out)" = "False True" ] ||
+  fail "verify --json with swapped arguments: $(cat swapped.out)"
 
 # ---- self-check and retries on the CPU backend
 stage bn254 small bn
