@@ -1,5 +1,7 @@
 #include "base/text.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +9,15 @@
 namespace proofline::base {
 
 std::string fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
+
+std::string duration_text(double ms) {
+  if (ms < 1000) return fixed(ms, 0) + " ms";
+  const double s = ms / 1000.0;
+  if (s < 60) return fixed(s, 1) + " s";
+  const auto whole = static_cast<long>(std::llround(s));
+  if (whole < 3600) return fmt::format("{} min {:02} s", whole / 60, whole % 60);
+  return fmt::format("{} h {:02} min", whole / 3600, (whole % 3600) / 60);
+}
 
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> items;

@@ -14,6 +14,10 @@ namespace proofline::base {
 /// "%.*f" writes it.
 std::string fixed(double v, int decimals = 1);
 
+/// A time left or taken, as the progress lines show it: "850 ms", "3.2 s",
+/// "4 min 05 s", "2 h 03 min".
+std::string duration_text(double ms);
+
 /// The items of `text` between the separators `sep`, in order: "0,1" ->
 /// {"0", "1"}; an empty item between two separators stays (",1" -> {"", "1"}),
 /// one after a final separator does not ("0," -> {"0"}) and "" has none, as

@@ -12,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/finish_rate.hpp"
 #include "base/text.hpp"
 #include "net/client_progress.hpp"
 
@@ -95,7 +96,7 @@ std::size_t terminal_width() {
   return 0;
 }
 
-std::string progress_text(const std::vector<watched_job>& jobs, const finish_rate& rate,
+std::string progress_text(const std::vector<watched_job>& jobs, const base::finish_rate& rate,
                           double now_ms, std::size_t width) {
   std::vector<job_count> counts;
   uint64_t total = 0;
@@ -132,7 +133,7 @@ std::optional<std::vector<job_report>> client_session::wait(const std::vector<su
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
         .count();
   };
-  finish_rate rate;
+  base::finish_rate rate;
   uint64_t shown_finished = 0;
   for (;;) {
     std::vector<watch_cursor> cursors;

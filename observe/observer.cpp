@@ -140,10 +140,7 @@ void on_progress(observer_pointer self, const std::vector<job_progress>& news) {
       const auto& s = part.spans;
       // When it finished: its proof's last step, else (failed or cancelled
       // before it) when the news came.
-      const double at = s.finalize.recorded() ? std::min(s.finalize.end, now) : now;
-      if (st.finishes++ == 0) st.first_finish_ms = at;
-      st.first_finish_ms = std::min(st.first_finish_ms, at);
-      st.last_finish_ms = std::max(st.last_finish_ms, at);
+      st.rate.observe(s.finalize.recorded() ? std::min(s.finalize.end, now) : now, ++st.finishes);
       if (part.state == partition_state::done && s.synthesize.recorded() &&
           s.finalize.end >= s.synthesize.start)
         st.durations.add((s.finalize.end - s.synthesize.start) / 1000.0);
@@ -217,9 +214,7 @@ void draw_progress(observer_pointer self) {
   }
   if (p.total == 0) return;  // no job known yet
   p.elapsed_ms = st.cfg.clock.now_ms();
-  p.first_finish_ms = st.first_finish_ms;
-  p.last_finish_ms = st.last_finish_ms;
-  p.timed_finishes = st.finishes;
+  p.eta_at_rate_ms = st.rate.eta_ms(p.elapsed_ms, p.total);
   double busy = 0, window = 0;
   for (const auto& [device, tracker] : st.busy) {
     busy += tracker.busy_ms();

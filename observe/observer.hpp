@@ -41,6 +41,7 @@
 
 #include "actors/memory_manager.hpp"
 #include "actors/run_clock.hpp"
+#include "base/finish_rate.hpp"
 #include "observe/metrics_http.hpp"
 #include "observe/progress.hpp"
 #include "observe/report.hpp"
@@ -138,10 +139,8 @@ struct observer_state {
   std::map<int, busy_tracker> busy;      ///< by backend index
   std::map<int, uint64_t> proved;        ///< partitions per backend index
   duration_histogram durations;          ///< of partitions done
-  /// Run-clock ms of the first and the latest partition finish seen, and the
-  /// finishes seen (the progress line's ETA rate).
-  double first_finish_ms = 0, last_finish_ms = 0;
-  uint64_t finishes = 0;
+  uint64_t finishes = 0;     ///< partitions seen finished
+  base::finish_rate rate;    ///< of those finishes, for the progress line's ETA
   observed_samples samples;
   bool stopped = false;
 };

@@ -4,8 +4,6 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -13,34 +11,12 @@ namespace proofline::observe {
 
 using base::fixed;
 
-namespace {
-
-/// "850 ms", "3.2 s", "4 min 05 s", "2 h 03 min".
-std::string duration(double ms) {
-  if (ms < 1000) return fixed(ms, 0) + " ms";
-  double s = ms / 1000.0;
-  if (s < 60) return fixed(s, 1) + " s";
-  auto whole = static_cast<long>(std::llround(s));
-  if (whole < 3600) return fmt::format("{} min {:02} s", whole / 60, whole % 60);
-  return fmt::format("{} h {:02} min", whole / 3600, (whole % 3600) / 60);
-}
-
-}  // namespace
-
 std::optional<double> eta_ms(const progress_state& s) {
   uint64_t finished = s.done + s.failed;
   if (finished == 0 || s.elapsed_ms <= 0) return std::nullopt;
   if (finished >= s.total) return 0.0;
-  const auto left = static_cast<double>(s.total - finished);
-  if (s.timed_finishes >= 2 && s.last_finish_ms > s.first_finish_ms) {
-    const double every =
-        (s.last_finish_ms - s.first_finish_ms) / static_cast<double>(s.timed_finishes - 1);
-    const double since = std::max(0.0, s.elapsed_ms - s.last_finish_ms);
-    // The next one is due `every` after the latest; once it is late, the
-    // ones after it still take `every` each.
-    return std::max(every * left - since, every * (left - 1));
-  }
-  return s.elapsed_ms / static_cast<double>(finished) * left;
+  if (s.eta_at_rate_ms) return s.eta_at_rate_ms;
+  return s.elapsed_ms / static_cast<double>(finished) * static_cast<double>(s.total - finished);
 }
 
 std::string progress_line(const progress_state& s) {
@@ -50,7 +26,7 @@ std::string progress_line(const progress_state& s) {
   line += "  queue: " + std::to_string(s.ready) + " ready, " + std::to_string(s.waiting_memory) +
           " waiting to start";
   auto eta = eta_ms(s);
-  line += "  ETA " + (eta ? duration(*eta) : "-");
+  line += "  ETA " + (eta ? base::duration_text(*eta) : "-");
   return line;
 }
 

@@ -38,18 +38,15 @@ struct progress_state {
   uint64_t ready = 0;                   ///< partitions ready, waiting for a GPU worker
   uint64_t waiting_memory = 0;  ///< partitions not yet granted: memory, or synthesis pacing
   bool gpu = true;              ///< false: the CPU backend proves, and the line says so
-  /// When (elapsed_ms) the first and the latest finished partition
-  /// finished, and how many finished in between, both included.
-  double first_finish_ms = 0;
-  double last_finish_ms = 0;
-  uint64_t timed_finishes = 0;
+  /// The time left at the rate partitions finish since the first one
+  /// (base::finish_rate), once there is such a rate.
+  std::optional<double> eta_at_rate_ms;
 };
 
-/// Remaining time if partitions keep finishing at the rate they have
-/// finished since the first one, so that the start (key load, the first
-/// synthesis, the pipeline filling) does not inflate it; from the elapsed
-/// time per finished partition while fewer than two finishes are timed.
-/// nullopt before the first one finishes.
+/// Remaining time: eta_at_rate_ms when there is one, so that the start (key
+/// load, the first synthesis, the pipeline filling) does not inflate it;
+/// before that the elapsed time per finished partition. nullopt before the
+/// first one finishes, 0 once all have.
 std::optional<double> eta_ms(const progress_state& s);
 
 /// The line, without a newline.

@@ -1,10 +1,12 @@
 // app/progress: the live line's text and its time estimate.
 #include "observe/progress.hpp"
+#include "base/finish_rate.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cstdio>
 
+using namespace proofline;
 using namespace proofline::observe;
 
 TEST_CASE("the progress line shows partitions, GPU busy, queues and the ETA") {
@@ -43,30 +45,21 @@ TEST_CASE("failed partitions count as finished for the ETA and show in the line"
   CHECK(eta_ms(s).value() == 0.0);
 }
 
-TEST_CASE("the ETA follows the rate of finishes, not the start of the run") {
+TEST_CASE("the ETA is the rate of finishes once there is one, not the time since the start") {
   // A backlog whose first proof came after 5 s of start (the key's load,
   // the first synthesis), then one every 100 ms: 10 of 100 done at 5.9 s.
   progress_state s;
   s.done = 10;
   s.total = 100;
   s.elapsed_ms = 5900;
-  s.first_finish_ms = 5000;
-  s.last_finish_ms = 5900;
-  s.timed_finishes = 10;
-  // 90 left at 100 ms each, not 5.9 s / 10 x 90 = 53.1 s.
-  CHECK(eta_ms(s).value() == doctest::Approx(9000.0));
-  // 40 ms after the latest finish the next is 40 ms nearer.
-  s.elapsed_ms = 5940;
-  CHECK(eta_ms(s).value() == doctest::Approx(8960.0));
-  // Once the next is late, the 89 after it still take 100 ms each.
-  s.elapsed_ms = 6500;
-  CHECK(eta_ms(s).value() == doctest::Approx(8900.0));
-  // One timed finish gives no rate: the elapsed time per partition.
-  s.done = 1;
-  s.timed_finishes = 1;
-  s.last_finish_ms = s.first_finish_ms;
-  s.elapsed_ms = 5000;
-  CHECK(eta_ms(s).value() == doctest::Approx(5000.0 * 99));
+  CHECK(eta_ms(s).value() == doctest::Approx(53100.0));  // no rate yet: 5.9 s / 10 x 90
+  base::finish_rate rate;
+  for (int i = 1; i <= 10; ++i) rate.observe(5000 + 100 * (i - 1), i);
+  s.eta_at_rate_ms = rate.eta_ms(s.elapsed_ms, s.total);
+  CHECK(eta_ms(s).value() == doctest::Approx(9000.0));  // 90 left at 100 ms each
+  CHECK(progress_line(s).find("ETA 9.0 s") != std::string::npos);
+  s.done = 100;
+  CHECK(eta_ms(s).value() == 0.0);
 }
 
 TEST_CASE("the display draws nothing when its stream is not a terminal") {
