@@ -81,6 +81,11 @@ std::string proof_answer(const std::string& proof, const std::string& pub) {
   return body;
 }
 
+/// The answer where the runtime offers no such service (a stand-in backend).
+http_response no_backend() {
+  return error_response(error_code::unavailable, "this server does not offer that here", 1);
+}
+
 /// One Server-Sent Event.
 std::string sse(const char* event, const std::string& data) {
   return std::string("event: ") + event + "\ndata: " + data + "\n\n";
@@ -709,6 +714,11 @@ void api::create_job(http_request&& req, const std::string& who, const http_repl
   const std::string id = job.id;
   spdlog::info("http: {} submits job {} with {} ({} {} witness(es))", who, id, job.zkey, n,
                job.uploads.empty() ? "path" : "uploaded");
+  if (!backend_.create) {
+    pending_ -= n;
+    reply(no_backend());
+    return;
+  }
   backend_.create(
       std::move(job),
       [this, reply, id, n](const maybe_refusal& refused) {
@@ -724,6 +734,7 @@ void api::create_job(http_request&& req, const std::string& who, const http_repl
 }
 
 void api::get_job(const std::string& id, const http_reply& reply) {
+  if (!backend_.job) return reply(no_backend());
   backend_.job(id, [reply](const job_progress& p, const maybe_refusal& refused) {
     if (refused) return reply(refusal_response(*refused));
     reply(json_response(200, job_json(p)));
@@ -740,6 +751,7 @@ void api::get_proof(const std::string& id, const std::string& index, const http_
     return;
   }
   i = static_cast<uint32_t>(std::stoul(index));
+  if (!backend_.proof) return reply(no_backend());
   backend_.proof(id, i, [reply](const std::string& proof, const std::string& pub,
                                 const maybe_refusal& refused) {
     if (refused) return reply(refusal_response(*refused));
@@ -748,6 +760,7 @@ void api::get_proof(const std::string& id, const std::string& index, const http_
 }
 
 void api::cancel_job(const std::string& id, const http_reply& reply) {
+  if (!backend_.cancel) return reply(no_backend());
   backend_.cancel(id, [reply](const job_status& s, const maybe_refusal& refused) {
     if (refused) return reply(refusal_response(*refused));
     nlohmann::json j = {{"id", s.id},         {"status", to_string(s.state)},
@@ -759,6 +772,10 @@ void api::cancel_job(const std::string& id, const http_reply& reply) {
 
 void api::job_events(const std::string& id, const observe::http_stream_ptr& stream) {
   auto opened = std::make_shared<bool>(false);
+  if (!backend_.events) {
+    stream->reply(no_backend());
+    return;
+  }
   backend_.events(id, [stream, opened](const job_progress& p, const maybe_refusal& refused) {
     if (refused) {
       stream->reply(refusal_response(*refused));
@@ -843,6 +860,7 @@ void api::preload_key(http_request&& req, const http_reply& reply) {
     reply(std::move(refusal));
     return;
   }
+  if (!backend_.preload) return reply(no_backend());
   backend_.preload(canonical, [reply, canonical](uint64_t bytes, const maybe_refusal& refused) {
     if (refused) return reply(refusal_response(*refused));
     nlohmann::json j = {{"id", key_id_of(canonical)}, {"path", canonical}, {"bytes", bytes}};
@@ -861,6 +879,7 @@ void api::evict_key(const std::string& id, const http_reply& reply) {
                          "key " + id + ": not a key id this server knows (GET /v1/keys lists them)"));
     return;
   }
+  if (!backend_.evict) return reply(no_backend());
   backend_.evict(path, [reply, id, path](uint64_t bytes, const maybe_refusal& refused) {
     if (refused) return reply(refusal_response(*refused));
     nlohmann::json j = {{"id", id}, {"path", path}, {"bytes_freed", bytes}};
