@@ -6,8 +6,8 @@
 # names --allow-root, 404, 405, 413 over --http-max-body, 422 for a witness
 # of another circuit; every route and status answered is in
 # docs/openapi.json (served at /v1/openapi.json); a burst over --max-pending
-# is answered 200 or 429 with Retry-After; 500 requests leave the resident
-# memory flat; a draining server answers new proofs 503 with Retry-After
+# is answered 200 or 429 with Retry-After; 500 requests (proofs, status, a
+# job's view and its events) leave the resident memory flat; a draining server answers new proofs 503 with Retry-After
 # and finishes the one in flight. Jobs (POST /v1/jobs, uploaded or by path):
 # 202, 409 for a duplicate id, polled to done, proofs by index verified by
 # snarkjs, Server-Sent Events of a finished and a live job, cancel, 429 over
@@ -72,7 +72,7 @@ py jobs "$small" "$medium" /etc/hostname out/jobs || fail "jobs"
 verify "$small/verification_key.json" out/jobs/up out/jobs/paths
 py keys "$small" /etc/hostname || fail "keys"
 py burst "$medium/circuit.zkey" "$medium/witness_0.wtns" 12 || fail "burst"
-py rss "$serve_pid" "$small/circuit.zkey" "$small/witness_0.wtns" 500 || fail "rss"
+py rss "$serve_pid" "$small/circuit.zkey" "$small/witness_0.wtns" 500 up || fail "rss"
 
 # 3. Draining: with a proof running, a new one is answered 503 and the running one finishes.
 py drain "$serve_pid" "$medium/circuit.zkey" "$medium/witness_1.wtns" out/inflight || fail "drain"

@@ -254,8 +254,9 @@ def main():
         if json.loads(data)["http"]["pending"] != 0:
             fail(f"after the burst: {data!r}")
         print(f"burst: {counts}")
-    elif cmd == "rss":  # PID KEY WTNS N: N requests, RSS after the first 50 and at the end
+    elif cmd == "rss":  # PID KEY WTNS N [JOB]: N requests, RSS after the first 50 and at the end
         pid, key, wtns, n = int(args[0]), args[1], open(args[2], "rb").read(), int(args[3])
+        job_id = args[4] if len(args) > 4 else None  # a finished job: its view and events too
         before = None
         for i in range(n):
             if i == 50:
@@ -264,6 +265,10 @@ def main():
                 status, _, _ = c.prove(key, wtns)
             elif i % 5 == 1:
                 status, _, _ = c.request("POST", "/v1/prove", wtns)  # 400
+            elif i % 5 == 3 and job_id:
+                status, _, _ = c.request("GET", f"/v1/jobs/{job_id}", route="/v1/jobs/{id}")
+            elif i % 5 == 4 and job_id:
+                status, _ = c.events(job_id)  # a streamed answer, ended at once
             else:
                 status, _, _ = c.request("GET", "/v1/status")
             if status not in (200, 400):
