@@ -46,6 +46,7 @@ key_cache_actor::behavior_type key_cache(key_cache_pointer self, key_cache_confi
         return self->state.adopt(name, key);
       },
       [=](evict_atom, uint64_t bytes) { return self->state.evict_idle(bytes); },
+      [=](evict_atom, const std::string& path) { return self->state.evict_one(path); },
       [=](warm_keys_atom) { return self->state.list(); },
       [=](prepared_atom, const zk::groth16::key_ptr& key, const key_preparation& p) {
         self->state.on_prepared(key, p);
@@ -210,6 +211,20 @@ uint64_t key_cache_state::evict_idle(uint64_t bytes) {
     drop(path);
   }
   return freed;
+}
+
+caf::result<uint64_t> key_cache_state::evict_one(const std::string& path) {
+  auto it = keys.find(path);
+  if (it == keys.end() || !it->second.key)
+    return caf::make_error(caf::sec::invalid_argument, path + ": not loaded");
+  if (it->second.users > 0)
+    return caf::make_error(caf::sec::invalid_argument,
+                           path + ": in use by " + std::to_string(it->second.users) +
+                               " job(s); evict it once they end");
+  const uint64_t held = it->second.bytes;
+  spdlog::info("key {} evicted ({}): asked for", path, memory::format_bytes(held));
+  drop(path);
+  return held;
 }
 
 void key_cache_state::drop(const std::string& which) {

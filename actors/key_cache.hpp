@@ -117,6 +117,8 @@ struct key_cache_state {
   void add_users(const zk::groth16::key_ptr& key, int32_t delta);
   /// Bytes freed by evicting idle keys, least recently used first, until `bytes`.
   uint64_t evict_idle(uint64_t bytes);
+  /// Evicts the idle key at `path`: its bytes, or the error saying why not.
+  caf::result<uint64_t> evict_one(const std::string& path);
   /// Drops the current key at `path` (idle), telling the backends.
   void drop(const std::string& path);
   /// Tells the memory manager the bytes and idleness at `path`, as they are now.

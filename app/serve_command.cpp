@@ -574,6 +574,22 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     w.registry = rt->registry();
     w.memory = rt->memory();
     w.keys = rt->keys();
+    // HTTP jobs keep their outputs in the state directory (a restart
+    // resumes them there) or, without --state, in this process's spool.
+    w.jobs_dir = (fs::path(store ? canonical_root(o.state) : spool) / "http-jobs").string();
+    w.spool_dir = spool;
+    w.write_file = ops.write_file;
+    {
+      std::error_code ec;
+      fs::create_directories(w.jobs_dir, ec);
+      if (ec) {
+        if (dispatcher) caf::anon_send_exit(dispatcher, caf::exit_reason::user_shutdown);
+        stop_control();
+        rt->shutdown();
+        stop_journal();
+        return usage("--http: cannot make " + w.jobs_dir + ": " + ec.message());
+      }
+    }
     w.api.path_problem = [roots](const std::string& path) {
       return under_roots(path, roots) ? std::string() : outside_roots_message(path, roots);
     };

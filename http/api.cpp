@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <exception>
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "actors/result_file.hpp"
 #include "zk/formats/error.hpp"
 #include "zk/formats/wtns.hpp"
 
@@ -42,6 +45,50 @@ std::string_view trimmed(const std::string& text) {
   std::string_view v = text;
   while (!v.empty() && (v.back() == '\n' || v.back() == '\r' || v.back() == ' ')) v.remove_suffix(1);
   return v;
+}
+
+std::string dump(const nlohmann::json& j) {
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+http_response refusal_response(const refusal& r) {
+  const bool later = r.code == error_code::draining || r.code == error_code::unavailable ||
+                     r.code == error_code::too_many_pending;
+  return error_response(r.code, r.message,
+                        later ? (r.code == error_code::draining ? drain_retry_s : 1) : 0);
+}
+
+/// `path` split at '/' after `prefix` ("/v1/jobs/a/proofs/3" -> a, proofs, 3).
+std::vector<std::string> segments_after(const std::string& path, std::string_view prefix) {
+  std::vector<std::string> out;
+  std::string_view rest = std::string_view(path).substr(prefix.size());
+  while (true) {
+    std::size_t slash = rest.find('/');
+    out.emplace_back(rest.substr(0, slash));
+    if (slash == std::string_view::npos) break;
+    rest = rest.substr(slash + 1);
+  }
+  return out;
+}
+
+/// A proof and its public signals as one JSON answer.
+std::string proof_answer(const std::string& proof, const std::string& pub) {
+  std::string body = "{\"proof\": ";
+  body += trimmed(proof);
+  body += ", \"public_signals\": ";
+  body += trimmed(pub);
+  body += "}\n";
+  return body;
+}
+
+/// The answer where the runtime offers no such service (a stand-in backend).
+http_response no_backend() {
+  return error_response(error_code::unavailable, "this server does not offer that here", 1);
+}
+
+/// One Server-Sent Event.
+std::string sse(const char* event, const std::string& data) {
+  return std::string("event: ") + event + "\ndata: " + data + "\n\n";
 }
 
 int hex_value(char c) {
@@ -132,6 +179,101 @@ bool query_param(const std::string& query, std::string_view name, std::string& v
   return false;
 }
 
+bool base64_decode(std::string_view text, std::string& out) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  std::size_t n = text.size();
+  while (n > 0 && text[n - 1] == '=' && text.size() - n < 2) --n;
+  if (n % 4 == 1) return false;
+  if (text.size() != n && text.size() % 4 != 0) return false;  // padding only to a multiple of 4
+  out.clear();
+  out.reserve(n / 4 * 3 + 2);
+  uint32_t acc = 0;
+  int bits = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const int v = value(text[i]);
+    if (v < 0) return false;
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xff);
+    }
+  }
+  // Leftover bits must be zero (a canonical encoding).
+  return (acc & ((1u << bits) - 1)) == 0;
+}
+
+bool valid_job_id(std::string_view id) {
+  if (id.empty() || id.size() > 64 || id[0] == '.') return false;
+  for (char c : id)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '.' || c == '_' || c == '-'))
+      return false;
+  return true;
+}
+
+std::string job_json(const job_progress& p) {
+  job_report r;
+  if (p.complete) {
+    r = p.report;
+  } else {
+    r.id = p.status.id;
+    r.state = p.status.state;
+    std::vector<bool> have(p.status.total, false);
+    for (const auto& f : p.finished)
+      if (f.index < have.size()) {
+        have[f.index] = true;
+        r.partitions.push_back(f);
+      }
+    for (uint32_t i = 0; i < p.status.total; ++i)
+      if (!have[i]) {
+        partition_report pending;
+        pending.index = i;
+        r.partitions.push_back(pending);
+      }
+    std::sort(r.partitions.begin(), r.partitions.end(),
+              [](const partition_report& a, const partition_report& b) { return a.index < b.index; });
+    for (const auto& f : r.partitions)
+      if (f.state == partition_state::failed) {
+        r.has_error = true;
+        r.error = f.error;
+        break;
+      }
+  }
+  nlohmann::json j = nlohmann::json::parse(result_json(r));
+  const std::string url = "/v1/jobs/" + r.id;
+  uint32_t done = 0, failed = 0;
+  for (auto& part : j["partitions"]) {
+    const std::string st = part["status"];
+    if (st == "done") {
+      ++done;
+      part["proof_url"] = url + "/proofs/" + std::to_string(part["index"].get<uint32_t>());
+    } else if (st == "failed") {
+      ++failed;
+    }
+  }
+  if (!p.complete) {
+    std::vector<bool> finished(p.status.total, false);
+    for (const auto& f : p.finished)
+      if (f.index < finished.size()) finished[f.index] = true;
+    for (auto& part : j["partitions"])
+      if (!finished[part["index"].get<uint32_t>()]) part["status"] = "pending";
+    j["spans_ms"]["total"] = nullptr;
+  }
+  j["seq"] = p.status.seq;
+  j["url"] = url;
+  j["complete"] = p.complete;
+  j["counts"] = {{"total", j["partitions"].size()}, {"done", done}, {"failed", failed}};
+  return dump(j);
+}
+
 std::string key_id_of(const std::string& canonical_path) {
   struct stat st {};
   if (::stat(canonical_path.c_str(), &st) != 0) return {};
@@ -151,9 +293,54 @@ api::api(api_config cfg, api_backend backend) : cfg_(std::move(cfg)), backend_(s
 
 observe::http_server::routes api::routes() {
   observe::http_server::routes r;
-  r.lane = [](const http_request&) { return observe::http_lane::deferred; };
+  // Every route is deferred; the events of a job are streamed.
+  r.lane = [](const http_request& req) {
+    const std::string& p = req.path;
+    const bool events = p.rfind("/v1/jobs/", 0) == 0 && p.size() > 16 &&
+                        p.compare(p.size() - 7, 7, "/events") == 0;
+    return events ? observe::http_lane::streamed : observe::http_lane::deferred;
+  };
   r.defer = [this](http_request&& req, http_reply reply) { handle(std::move(req), reply); };
+  r.stream = [this](http_request&& req, observe::http_stream_ptr stream) {
+    handle_stream(std::move(req), stream);
+  };
   return r;
+}
+
+bool api::authenticate(const http_request& req, const http_reply& reply, std::string& who) {
+  who = "anonymous";
+  if (cfg_.tokens.empty()) return true;
+  const std::string* field = req.header("Authorization");
+  const token_entry* t = field ? match_bearer(cfg_.tokens, *field) : nullptr;
+  if (!t) {
+    ++refusals_;
+    reply(error_response(error_code::unauthorized,
+                         field ? "Authorization: the bearer token is not one of --http-tokens"
+                               : "Authorization: missing; send \"Authorization: Bearer TOKEN\""));
+    return false;
+  }
+  who = t->name;
+  return true;
+}
+
+void api::handle_stream(http_request&& req, const observe::http_stream_ptr& stream) {
+  http_reply reply = [stream](http_response r) { stream->reply(std::move(r)); };
+  static constexpr std::string_view jobs = "/v1/jobs/";
+  const bool events = req.path.size() > jobs.size() + 7 && req.path.rfind(jobs, 0) == 0 &&
+                      req.path.compare(req.path.size() - 7, 7, "/events") == 0;
+  if (!events || (req.method != "GET" && req.method != "HEAD")) {
+    handle(std::move(req), reply);
+    return;
+  }
+  std::string who;
+  if (!authenticate(req, reply, who)) return;
+  std::string id;
+  if (!percent_decode(req.path.substr(jobs.size(), req.path.size() - jobs.size() - 7), id) ||
+      !valid_job_id(id)) {
+    reply(error_response(error_code::not_found, req.path + ": no such job"));
+    return;
+  }
+  job_events(id, stream);
 }
 
 void api::handle(http_request&& req, const http_reply& reply) {
@@ -163,19 +350,8 @@ void api::handle(http_request&& req, const http_reply& reply) {
   }
   // Authentication before any route: nothing below runs for a request
   // without a valid token.
-  std::string who = "anonymous";
-  if (!cfg_.tokens.empty()) {
-    const std::string* field = req.header("Authorization");
-    const token_entry* t = field ? match_bearer(cfg_.tokens, *field) : nullptr;
-    if (!t) {
-      ++refusals_;
-      reply(error_response(error_code::unauthorized,
-                           field ? "Authorization: the bearer token is not one of --http-tokens"
-                                 : "Authorization: missing; send \"Authorization: Bearer TOKEN\""));
-      return;
-    }
-    who = t->name;
-  }
+  std::string who;
+  if (!authenticate(req, reply, who)) return;
   const bool get = req.method == "GET" || req.method == "HEAD";
   auto wrong_method = [&](const char* allowed) {
     auto r = error_response(error_code::method_not_allowed,
@@ -192,6 +368,44 @@ void api::handle(http_request&& req, const http_reply& reply) {
   } else if (req.path == "/v1/openapi.json") {
     if (!get) return wrong_method("GET");
     reply({200, "application/json", cfg_.openapi});
+  } else if (req.path == "/v1/jobs") {
+    if (req.method != "POST") return wrong_method("POST");
+    create_job(std::move(req), who, reply);
+  } else if (req.path == "/v1/keys") {
+    if (get) return list_keys(reply);
+    if (req.method != "POST") return wrong_method("GET, POST");
+    preload_key(std::move(req), reply);
+  } else if (req.path.rfind("/v1/keys/", 0) == 0) {
+    std::string id;
+    if (!percent_decode(req.path.substr(9), id) || id.empty() || id.find('/') != std::string::npos) {
+      reply(error_response(error_code::not_found, req.path + ": no such route (see /v1/openapi.json)"));
+      return;
+    }
+    if (req.method != "DELETE") return wrong_method("DELETE");
+    evict_key(id, reply);
+  } else if (req.path.rfind("/v1/jobs/", 0) == 0) {
+    auto parts = segments_after(req.path, "/v1/jobs/");
+    std::string id;
+    if (!percent_decode(parts[0], id) || !valid_job_id(id)) {
+      reply(error_response(error_code::not_found,
+                           "job id " + parts[0] + ": no such job (ids are 1 to 64 of A-Z a-z 0-9 . _ -)"));
+      return;
+    }
+    if (parts.size() == 1) {
+      if (get) return get_job(id, reply);
+      if (req.method != "DELETE") return wrong_method("GET, DELETE");
+      cancel_job(id, reply);
+    } else if (parts.size() == 3 && parts[1] == "proofs") {
+      if (!get) return wrong_method("GET");
+      get_proof(id, parts[2], reply);
+    } else if (parts.size() == 2 && parts[1] == "events") {
+      // Served streamed (handle_stream); reached here only without a stream.
+      if (!get) return wrong_method("GET");
+      reply(error_response(error_code::bad_request,
+                           req.path + ": events are served as a stream only"));
+    } else {
+      reply(error_response(error_code::not_found, req.path + ": no such route (see /v1/openapi.json)"));
+    }
   } else {
     reply(error_response(error_code::not_found, req.path + ": no such route (see /v1/openapi.json)"));
   }
@@ -374,6 +588,302 @@ void api::status(const http_reply& reply) {
     j["warm_keys"] = std::move(keys);
     j["backends"] = cfg_.backends;
     reply(json_response(200, j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  });
+}
+
+bool api::admit(std::size_t partitions, const http_reply& reply) {
+  if (draining_) {
+    reply(error_response(error_code::draining, "the server is stopping; try another or later",
+                         drain_retry_s));
+    return false;
+  }
+  // Reserved before the submission so that no burst passes the limit.
+  const std::size_t before = pending_.fetch_add(partitions);
+  if (before + partitions > cfg_.max_pending) {
+    pending_ -= partitions;
+    reply(error_response(error_code::too_many_pending,
+                         fmt::format("{} partitions accepted over HTTP are unfinished and {} more "
+                                     "would pass --max-pending {}; try again",
+                                     before, partitions, cfg_.max_pending),
+                         cfg_.retry_after_s));
+    return false;
+  }
+  return true;
+}
+
+void api::create_job(http_request&& req, const std::string& who, const http_reply& reply) {
+  if (draining_) {
+    reply(error_response(error_code::draining, "the server is stopping; try another or later",
+                         drain_retry_s));
+    return;
+  }
+  auto bad = [&](const std::string& message) {
+    reply(error_response(error_code::bad_request, message));
+  };
+  nlohmann::json body;
+  try {
+    body = nlohmann::json::parse(req.body);
+  } catch (const std::exception& e) {
+    return bad(std::string("request body: not JSON: ") + e.what());
+  }
+  if (!body.is_object())
+    return bad("request body: not a JSON object; send {\"key\": ..., \"witnesses_base64\": [...]}");
+  for (const auto& [name, value] : body.items())
+    if (name != "key" && name != "witnesses_base64" && name != "witnesses" &&
+        name != "priority" && name != "id")
+      return bad("field " + name + ": unknown; the fields are key, witnesses_base64, witnesses, "
+                 "priority, id");
+  job_request job;
+  job.who = who;
+  // key
+  auto key = body.find("key");
+  if (key == body.end()) return bad("field key: missing; name a key id or an absolute path");
+  if (!key->is_string() || key->get<std::string>().empty())
+    return bad("field key: not a non-empty string");
+  http_response refusal;
+  if (!resolve_key(key->get<std::string>(), job.zkey, refusal)) {
+    reply(std::move(refusal));
+    return;
+  }
+  // priority
+  if (auto pr = body.find("priority"); pr != body.end()) {
+    auto p = pr->is_string() ? parse_priority(pr->get<std::string>()) : std::nullopt;
+    if (!p) return bad("field priority: " + dump(*pr) + " is not one of low, normal, high, critical");
+    job.prio = *p;
+  }
+  // id
+  if (auto id = body.find("id"); id != body.end()) {
+    if (!id->is_string() || !valid_job_id(id->get<std::string>()))
+      return bad("field id: " + dump(*id) +
+                 " is not 1 to 64 of A-Z a-z 0-9 . _ - (not starting with '.')");
+    job.id = id->get<std::string>();
+  } else {
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    job.id = fmt::format("http-{}-{}-{}", who, ms, ++next_job_);
+  }
+  // witnesses: uploaded or paths, exactly one of them
+  auto up = body.find("witnesses_base64");
+  auto paths = body.find("witnesses");
+  if ((up == body.end()) == (paths == body.end()))
+    return bad("fields witnesses_base64, witnesses: give exactly one of them (uploaded .wtns "
+               "files in base64, or their paths under --allow-root)");
+  const auto& list = up != body.end() ? *up : *paths;
+  const char* field = up != body.end() ? "witnesses_base64" : "witnesses";
+  if (!list.is_array() || list.empty())
+    return bad(std::string("field ") + field + ": not a non-empty array of strings");
+  if (list.size() > cfg_.max_pending)
+    return bad(fmt::format("field {}: {} witnesses; this server takes at most --max-pending {} "
+                           "partitions at once: split the job",
+                           field, list.size(), cfg_.max_pending));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string name = fmt::format("{}[{}]", field, i);
+    if (!list[i].is_string() || list[i].get_ref<const std::string&>().empty())
+      return bad("field " + name + ": not a non-empty string");
+    const std::string& text = list[i].get_ref<const std::string&>();
+    if (up != body.end()) {
+      std::string bytes;
+      if (!base64_decode(text, bytes)) return bad("field " + name + ": not base64");
+      try {
+        zk::formats::read_wtns_info(zk::formats::memory_file{name, bytes.data(), bytes.size()});
+      } catch (const std::exception& e) {
+        return bad("field " + std::string(e.what()));
+      }
+      job.uploads.push_back(std::move(bytes));
+    } else {
+      if (text[0] != '/') return bad("field " + name + ": " + text + ": not an absolute path");
+      std::string problem = cfg_.path_problem ? cfg_.path_problem(text) : "paths are not accepted";
+      if (!problem.empty()) {
+        reply(error_response(error_code::forbidden, "field " + name + ": " + problem));
+        return;
+      }
+      std::error_code ec;
+      std::string canonical = fs::canonical(text, ec).string();
+      if (ec || !fs::is_regular_file(canonical, ec)) {
+        reply(error_response(error_code::not_found, "field " + name + ": " + text + ": no such file"));
+        return;
+      }
+      job.paths.push_back(std::move(canonical));
+    }
+  }
+  const std::size_t n = list.size();
+  body = nlohmann::json();  // the uploads are decoded: let the text go
+  req.body = std::string();
+  if (!admit(n, reply)) return;
+  const std::string id = job.id;
+  spdlog::info("http: {} submits job {} with {} ({} {} witness(es))", who, id, job.zkey, n,
+               job.uploads.empty() ? "path" : "uploaded");
+  if (!backend_.create) {
+    pending_ -= n;
+    reply(no_backend());
+    return;
+  }
+  backend_.create(
+      std::move(job),
+      [this, reply, id, n](const maybe_refusal& refused) {
+        if (refused) {
+          pending_ -= n;
+          reply(refusal_response(*refused));
+          return;
+        }
+        nlohmann::json j = {{"id", id}, {"url", "/v1/jobs/" + id}, {"partitions", n}};
+        reply({202, "application/json", dump(j) + "\n", {{"Location", "/v1/jobs/" + id}}});
+      },
+      [this, n] { pending_ -= n; });
+}
+
+void api::get_job(const std::string& id, const http_reply& reply) {
+  if (!backend_.job) return reply(no_backend());
+  backend_.job(id, [reply](const job_progress& p, const maybe_refusal& refused) {
+    if (refused) return reply(refusal_response(*refused));
+    reply(json_response(200, job_json(p)));
+  });
+}
+
+void api::get_proof(const std::string& id, const std::string& index, const http_reply& reply) {
+  uint32_t i = 0;
+  bool ok = !index.empty() && index.size() <= 9;
+  for (char c : index) ok = ok && c >= '0' && c <= '9';
+  if (!ok) {
+    reply(error_response(error_code::bad_request,
+                         "proof index " + index + ": not a partition number (0, 1, ...)"));
+    return;
+  }
+  i = static_cast<uint32_t>(std::stoul(index));
+  if (!backend_.proof) return reply(no_backend());
+  backend_.proof(id, i, [reply](const std::string& proof, const std::string& pub,
+                                const maybe_refusal& refused) {
+    if (refused) return reply(refusal_response(*refused));
+    reply({200, "application/json", proof_answer(proof, pub)});
+  });
+}
+
+void api::cancel_job(const std::string& id, const http_reply& reply) {
+  if (!backend_.cancel) return reply(no_backend());
+  backend_.cancel(id, [reply](const job_status& s, const maybe_refusal& refused) {
+    if (refused) return reply(refusal_response(*refused));
+    nlohmann::json j = {{"id", s.id},         {"status", to_string(s.state)},
+                        {"done", s.done},     {"failed", s.failed},
+                        {"total", s.total}};
+    reply(json_response(200, dump(j)));
+  });
+}
+
+void api::job_events(const std::string& id, const observe::http_stream_ptr& stream) {
+  auto opened = std::make_shared<bool>(false);
+  if (!backend_.events) {
+    stream->reply(no_backend());
+    return;
+  }
+  backend_.events(id, [stream, opened](const job_progress& p, const maybe_refusal& refused) {
+    if (refused) {
+      stream->reply(refusal_response(*refused));
+      return false;
+    }
+    std::string text;
+    const std::string url = "/v1/jobs/" + p.status.id;
+    for (const auto& f : p.finished) {
+      nlohmann::json e = {{"index", f.index},
+                          {"status", to_string(f.state)},
+                          {"verified", f.verified},
+                          {"retries", f.retries}};
+      if (f.state == partition_state::done)
+        e["proof_url"] = url + "/proofs/" + std::to_string(f.index);
+      if (f.state == partition_state::failed)
+        e["error"] = {{"file", f.error.file}, {"message", f.error.message}};
+      text += sse("partition", dump(e));
+    }
+    if (p.complete) text += sse("end", job_json(p));
+    if (text.empty()) text = ": waiting\n\n";  // a keep-alive: shows whether the client is there
+    bool ok;
+    if (!*opened) {
+      *opened = true;
+      ok = stream->open({200, "text/event-stream", std::move(text), {{"Cache-Control", "no-store"}}});
+    } else {
+      ok = stream->send(std::move(text));
+    }
+    if (p.complete) {
+      stream->end();
+      return false;
+    }
+    return ok;
+  });
+}
+
+void api::list_keys(const http_reply& reply) {
+  backend_.status([this, reply](const runtime_snapshot& s, const std::string& problem) {
+    if (!problem.empty()) {
+      reply(error_response(error_code::unavailable, problem, cfg_.retry_after_s));
+      return;
+    }
+    nlohmann::json keys = nlohmann::json::array();
+    for (const auto& k : s.keys) {
+      std::string id = key_id_of(k.path);
+      if (!id.empty()) {
+        std::lock_guard<std::mutex> g(keys_mu_);
+        keys_[id] = k.path;
+      }
+      keys.push_back({{"id", id}, {"path", k.path}, {"bytes", k.bytes}, {"users", k.users},
+                      {"idle_ms", k.idle_ms}});
+    }
+    reply(json_response(200, dump(nlohmann::json{{"keys", std::move(keys)}})));
+  });
+}
+
+void api::preload_key(http_request&& req, const http_reply& reply) {
+  auto bad = [&](const std::string& message) {
+    reply(error_response(error_code::bad_request, message));
+  };
+  nlohmann::json body;
+  try {
+    body = nlohmann::json::parse(req.body);
+  } catch (const std::exception& e) {
+    return bad(std::string("request body: not JSON: ") + e.what());
+  }
+  if (!body.is_object()) return bad("request body: not a JSON object; send {\"path\": ...}");
+  for (const auto& [name, value] : body.items())
+    if (name != "path") return bad("field " + name + ": unknown; the field is path");
+  auto path = body.find("path");
+  if (path == body.end()) return bad("field path: missing; name an absolute path of a .zkey");
+  if (!path->is_string() || path->get<std::string>().empty() || path->get<std::string>()[0] != '/')
+    return bad("field path: not an absolute path");
+  std::string canonical;
+  http_response refusal;
+  if (!resolve_key(path->get<std::string>(), canonical, refusal)) {
+    // resolve_key names the query parameter; here it is the body's field.
+    auto j = nlohmann::json::parse(refusal.body);
+    std::string message = j["error"]["message"];
+    if (message.rfind("key: ", 0) == 0) message = "field path: " + message.substr(5);
+    refusal = error_response(refusal.status == 403 ? error_code::forbidden : error_code::not_found,
+                             message);
+    reply(std::move(refusal));
+    return;
+  }
+  if (!backend_.preload) return reply(no_backend());
+  backend_.preload(canonical, [reply, canonical](uint64_t bytes, const maybe_refusal& refused) {
+    if (refused) return reply(refusal_response(*refused));
+    nlohmann::json j = {{"id", key_id_of(canonical)}, {"path", canonical}, {"bytes", bytes}};
+    reply(json_response(200, dump(j)));
+  });
+}
+
+void api::evict_key(const std::string& id, const http_reply& reply) {
+  std::string path;
+  {
+    std::lock_guard<std::mutex> g(keys_mu_);
+    if (auto it = keys_.find(id); it != keys_.end()) path = it->second;
+  }
+  if (path.empty()) {
+    reply(error_response(error_code::not_found,
+                         "key " + id + ": not a key id this server knows (GET /v1/keys lists them)"));
+    return;
+  }
+  if (!backend_.evict) return reply(no_backend());
+  backend_.evict(path, [reply, id, path](uint64_t bytes, const maybe_refusal& refused) {
+    if (refused) return reply(refusal_response(*refused));
+    nlohmann::json j = {{"id", id}, {"path", path}, {"bytes_freed", bytes}};
+    reply(json_response(200, dump(j)));
   });
 }
 

@@ -4,6 +4,17 @@
 //
 //   POST /v1/prove?key=K[&priority=P]   the body is the .wtns bytes; the
 //                                       answer {"proof", "public_signals"}
+//   POST   /v1/jobs                     a job of uploaded witnesses (JSON,
+//                                       base64) or of paths under
+//                                       --allow-root; 202 {"id", "url"}
+//   GET    /v1/jobs/{id}                where it stands: result.json's shape
+//   GET    /v1/jobs/{id}/proofs/{i}     one proof {"proof", "public_signals"}
+//   DELETE /v1/jobs/{id}                cancels it
+//   GET    /v1/jobs/{id}/events         Server-Sent Events: one per finished
+//                                       partition, then "end"
+//   GET    /v1/keys                     the warm keys with their ids
+//   POST   /v1/keys                     preloads a key {"path"} under --allow-root
+//   DELETE /v1/keys/{id}                evicts an idle key
 //   GET  /v1/status                     queue depth, partitions in flight,
 //                                       capacity, warm keys, backends
 //   GET  /v1/openapi.json               the OpenAPI document
@@ -26,6 +37,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,8 +56,28 @@ struct runtime_snapshot {
   std::vector<warm_key> keys;
 };
 
+enum class error_code;
+
+/// Why the runtime side did not do what a request asked: the error answered.
+struct refusal {
+  error_code code;
+  std::string message;
+};
+using maybe_refusal = std::optional<refusal>;
+
+/// A job POST /v1/jobs creates, validated: its witnesses are either
+/// uploaded bytes or files under --allow-root.
+struct job_request {
+  std::string id;    ///< the client's, or one the API made
+  std::string who;   ///< the token's name ("anonymous" without tokens)
+  std::string zkey;  ///< canonical path
+  priority prio = priority::normal;
+  std::vector<std::string> uploads;  ///< .wtns bytes, one per partition, or
+  std::vector<std::string> paths;    ///< witness files, one per partition
+};
+
 /// How the API reaches the runtime; every call returns at once and calls
-/// its continuation once, on any thread.
+/// its continuation once (events: until it returns false), on any thread.
 struct api_backend {
   /// Submits a job in memory and calls `done` with its final report, or
   /// with a non-empty refusal (the report then empty) when it was not taken.
@@ -53,6 +85,47 @@ struct api_backend {
       submit;
   /// The runtime's state, or a non-empty problem.
   std::function<void(std::function<void(const runtime_snapshot&, const std::string&)>)> status;
+  /// Stores a job's uploaded witnesses where a restart finds them, then
+  /// submits it: `accepted` once the registry took it (journaled under
+  /// --state), or with a refusal (409 for an id in use); after an
+  /// acceptance, `ended` once the job completed.
+  std::function<void(job_request, std::function<void(const maybe_refusal&)> accepted,
+                     std::function<void()> ended)>
+      create;
+  /// What job `id` finished so far (every finished partition; the report
+  /// once complete), or a refusal (404 unknown).
+  std::function<void(const std::string& id,
+                     std::function<void(const job_progress&, const maybe_refusal&)>)>
+      job;
+  /// The proof.json and public.json text of partition `index` of job `id`,
+  /// or a refusal (404: unknown job, index out of range, not done).
+  std::function<void(const std::string& id, uint32_t index,
+                     std::function<void(const std::string& proof, const std::string& pub,
+                                        const maybe_refusal&)>)>
+      proof;
+  /// Cancels job `id`: its status after the cancel, or a refusal (404
+  /// unknown, 409 finished already).
+  std::function<void(const std::string& id,
+                     std::function<void(const job_status&, const maybe_refusal&)>)>
+      cancel;
+  /// Follows job `id`: `progress` gets what finished so far, then what
+  /// finishes after each time, the last time with `complete` set; with an
+  /// empty `finished` and `complete` unset now and then (a keep-alive). It
+  /// returns false to stop following (the client is gone). A refusal comes
+  /// alone (404 unknown).
+  std::function<void(const std::string& id,
+                     std::function<bool(const job_progress&, const maybe_refusal&)> progress)>
+      events;
+  /// Loads the key at `path` (canonical) and keeps it warm: its bytes, or a
+  /// refusal naming the file.
+  std::function<void(const std::string& path,
+                     std::function<void(uint64_t bytes, const maybe_refusal&)>)>
+      preload;
+  /// Evicts the idle key at `path`: the bytes freed, or a refusal (404 not
+  /// loaded, 409 in use).
+  std::function<void(const std::string& path,
+                     std::function<void(uint64_t bytes, const maybe_refusal&)>)>
+      evict;
 };
 
 struct api_config {
@@ -68,7 +141,7 @@ struct api_config {
 };
 
 /// The stable error codes, as the JSON "code" field spells them.
-enum class error_code {
+enum class error_code : int {
   bad_request,     ///< 400
   unauthorized,    ///< 401
   forbidden,       ///< 403 (a path outside --allow-root)
@@ -101,6 +174,19 @@ bool percent_decode(std::string_view text, std::string& out);
 /// malformed (then `problem` says so).
 bool query_param(const std::string& query, std::string_view name, std::string& value);
 
+/// `text` as base64 (RFC 4648, '=' padding optional, no line breaks) into
+/// `out`; false when it is not.
+bool base64_decode(std::string_view text, std::string& out);
+
+/// Whether `id` may name a job: 1 to 64 of A-Z a-z 0-9 . _ -, not
+/// starting with '.' (it names the job's directory).
+bool valid_job_id(std::string_view id);
+
+/// The JSON GET /v1/jobs/{id} answers for `p`: result.json's shape (id,
+/// status, error, partitions with spans, spans_ms) with the partitions not
+/// finished yet as "pending", plus partition counts and proof URLs.
+std::string job_json(const job_progress& p);
+
 /// A key's stable id: "k" and 16 hex digits of a SHA-256 over the key file's
 /// identity (canonical path, device, inode, size, modification time), so
 /// it changes when the file is replaced. Empty when the file cannot be stat'ed.
@@ -126,10 +212,30 @@ class api {
   /// Partitions accepted over HTTP and not yet finished.
   std::size_t pending() const { return pending_; }
 
+  /// Answers a streamed route (GET /v1/jobs/{id}/events) through `stream`,
+  /// any other request as handle() does.
+  void handle_stream(observe::http_request&& req, const observe::http_stream_ptr& stream);
+
  private:
   void prove(observe::http_request&& req, const std::string& who,
              const observe::http_reply& reply);
   void status(const observe::http_reply& reply);
+  /// Authenticates `req`: the token's name, or false after answering 401.
+  bool authenticate(const observe::http_request& req, const observe::http_reply& reply,
+                    std::string& who);
+  void create_job(observe::http_request&& req, const std::string& who,
+                  const observe::http_reply& reply);
+  void get_job(const std::string& id, const observe::http_reply& reply);
+  void get_proof(const std::string& id, const std::string& index,
+                 const observe::http_reply& reply);
+  void cancel_job(const std::string& id, const observe::http_reply& reply);
+  void job_events(const std::string& id, const observe::http_stream_ptr& stream);
+  void list_keys(const observe::http_reply& reply);
+  void preload_key(observe::http_request&& req, const observe::http_reply& reply);
+  void evict_key(const std::string& id, const observe::http_reply& reply);
+  /// The refusal of new work while draining or over --max-pending for
+  /// `partitions` more, or true with them reserved in pending_.
+  bool admit(std::size_t partitions, const observe::http_reply& reply);
   /// The canonical path of the key named by `key` (an id or a path), or an error response.
   bool resolve_key(const std::string& key, std::string& path, observe::http_response& refusal);
 

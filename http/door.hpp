@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +36,14 @@ struct door_wiring {
   job_registry_actor registry;
   memory_manager_actor memory;
   key_cache_actor keys;
+  /// Where POST /v1/jobs puts a job's outputs (<jobs_dir>/<id>/, kept) and
+  /// its uploaded witnesses (<spool_dir>/http-<id>/, removed when it ends);
+  /// under --state both lie in the state directory, so a restart resumes
+  /// the job.
+  std::string jobs_dir;
+  std::string spool_dir;
+  /// Writes a file whole (atomically), throwing with the reason.
+  std::function<void(const std::string& path, std::string_view contents)> write_file;
   api_config api;  ///< path policy, backends, budget; tokens and limits come from the options
 };
 

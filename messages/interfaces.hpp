@@ -104,6 +104,10 @@ using key_cache_actor = caf::typed_actor<
     /// The memory manager wants `bytes` more room: idle keys are evicted,
     /// least recently used first; replies with the bytes freed.
     caf::replies_to<evict_atom, uint64_t>::with<uint64_t>,
+    /// Evicts the key at `path` now (HTTP DELETE /v1/keys/{id}); replies with
+    /// the bytes freed. Error sec::invalid_argument when it is not loaded or
+    /// a job uses it (the message says which).
+    caf::replies_to<evict_atom, std::string>::with<uint64_t>,
     /// The keys held, least recently used first (metrics).
     caf::replies_to<warm_keys_atom>::with<std::vector<warm_key>>,
     /// A device made a key ready, and what that cost (from a GPU worker).

@@ -206,4 +206,14 @@ std::string render_http_response(const http_response& r, bool head_only) {
   return out;
 }
 
+std::string render_http_stream_head(const http_response& r, bool head_only) {
+  std::string out = "HTTP/1.1 " + std::to_string(r.status) + " ";
+  out += http_reason_phrase(r.status);
+  out += "\r\nContent-Type: " + r.content_type;
+  for (const auto& [name, value] : r.headers) out += "\r\n" + name + ": " + value;
+  out += "\r\nConnection: close\r\n\r\n";
+  if (!head_only) out += r.body;
+  return out;
+}
+
 }  // namespace proofline::observe

@@ -64,6 +64,8 @@ constexpr int accepts_per_turn = 64;
 constexpr std::chrono::milliseconds descriptor_pause{100};
 /// How long a stopping server still sends the answers being computed or sent.
 constexpr std::chrono::milliseconds finish_time{2000};
+/// Bytes of a streamed answer a client may leave unread before it is dropped.
+constexpr size_t stream_backlog = 1 << 20;
 
 /// Blocks the process-directed signals in the calling thread: SIGINT,
 /// SIGTERM and SIGHUP go to the threads that handle them (app/interrupt,
@@ -81,6 +83,7 @@ enum class phase {
   reading,    // the request is arriving
   waiting,    // complete, queued for or with a worker
   writing,    // the response is being sent
+  streaming,  // a streamed answer: its head is sent, parts follow until its end
   lingering,  // sent; dropping what the client still sends, then closing
 };
 
@@ -95,6 +98,11 @@ struct connection {
   std::string in, out;
   size_t expected = 0;  // reading: the request's whole size once its head was parsed
   size_t sent = 0;
+  // streaming: set when the client is gone (read by the stream's sender),
+  // and whether the stream's end arrived.
+  std::shared_ptr<std::atomic<bool>> gone;
+  bool stream_end = false;
+  bool overrun = false;  // streaming: more than stream_backlog unread; closed by expire()
 };
 
 struct job {
@@ -111,22 +119,85 @@ struct worker_lane {
   std::thread thread;
 };
 
-/// Where deferred replies go: the loop's answer queue and its wake pipe,
-/// shared with every reply still out, closed by the server's destructor.
+/// What a reply or a stream hands the loop for connection `id`.
+enum class part {
+  whole,  // a complete response
+  head,   // a streamed answer's head and first bytes
+  more,   // its further bytes
+  end,    // its end
+};
+
+struct posted {
+  uint64_t id;
+  std::string bytes;
+  part kind;
+};
+
+/// Where deferred replies and streamed parts go: the loop's answer queue and
+/// its wake pipe, shared with every reply still out, closed by the server's
+/// destructor.
 struct answer_sink {
   std::mutex mutex;
   bool open = true;
   int wake_write = -1;
-  std::vector<std::pair<uint64_t, std::string>> answers;
+  std::vector<posted> answers;
 
-  void post(uint64_t id, std::string bytes) {
+  /// False once the server is gone (nothing is queued then).
+  bool post(uint64_t id, std::string bytes, part kind = part::whole) {
     std::lock_guard<std::mutex> lock(mutex);
-    if (!open) return;
-    answers.emplace_back(id, std::move(bytes));
+    if (!open) return false;
+    answers.push_back({id, std::move(bytes), kind});
     const char byte = 1;
     [[maybe_unused]] auto n = ::write(wake_write, &byte, 1);  // a full pipe wakes the loop too
+    return true;
   }
 };
+
+/// The http_stream of one connection: its parts go through the sink; the
+/// loop sets `gone` when the connection closes.
+class sink_stream final : public http_stream {
+ public:
+  sink_stream(std::shared_ptr<answer_sink> sink, uint64_t id, bool head_only,
+              std::shared_ptr<std::atomic<bool>> gone)
+      : sink_(std::move(sink)), id_(id), head_only_(head_only), gone_(std::move(gone)) {}
+  ~sink_stream() override {
+    if (stage_ == 0)
+      reply({500, "text/plain", "the answer was dropped\n"});
+    else
+      end();
+  }
+  void reply(http_response r) override {
+    int s = 0;
+    if (stage_.compare_exchange_strong(s, 2)) sink_->post(id_, render_http_response(r, head_only_));
+  }
+  bool open(http_response r) override {
+    int s = 0;
+    if (!stage_.compare_exchange_strong(s, 1)) return false;
+    return sink_->post(id_, render_http_stream_head(r, head_only_), part::head) && !*gone_;
+  }
+  bool send(std::string bytes) override {
+    if (stage_ != 1 || *gone_) return false;
+    if (head_only_) return true;
+    return sink_->post(id_, std::move(bytes), part::more);
+  }
+  void end() override {
+    int s = 1;
+    if (stage_.compare_exchange_strong(s, 2)) sink_->post(id_, {}, part::end);
+  }
+
+ private:
+  std::shared_ptr<answer_sink> sink_;
+  uint64_t id_;
+  bool head_only_;
+  std::shared_ptr<std::atomic<bool>> gone_;
+  std::atomic<int> stage_{0};  // 0 unanswered, 1 open, 2 answered or ended
+};
+
+/// Whether a connection has bytes to send, or its end to act on.
+bool has_output(const connection& c) {
+  return c.at == phase::writing ||
+         (c.at == phase::streaming && (c.sent < c.out.size() || c.stream_end));
+}
 
 }  // namespace
 
@@ -205,6 +276,7 @@ struct http_server::impl {
   }
 
   void close_connection(std::list<connection>::iterator c) {
+    if (c->gone) *c->gone = true;
     if (c->ssl) {
       if (!c->handshaken) ++handshakes_failed;
       SSL_free(c->ssl);
@@ -258,6 +330,22 @@ struct http_server::impl {
         reply({500, "text/plain", std::string("the answer failed: ") + e.what() + "\n"});
       } catch (...) {
         reply({500, "text/plain", "the answer failed\n"});
+      }
+      return;
+    }
+    if (lane == http_lane::streamed && route.stream) {
+      const bool head = req.method == "HEAD";
+      c.at = phase::waiting;
+      c.in.clear();
+      c.in.shrink_to_fit();
+      c.gone = std::make_shared<std::atomic<bool>>(false);
+      auto stream = std::make_shared<sink_stream>(sink, c.id, head, c.gone);
+      try {
+        route.stream(std::move(req), stream);
+      } catch (const std::exception& e) {
+        stream->reply({500, "text/plain", std::string("the answer failed: ") + e.what() + "\n"});
+      } catch (...) {
+        stream->reply({500, "text/plain", "the answer failed\n"});
       }
       return;
     }
@@ -316,20 +404,36 @@ struct http_server::impl {
   }
 
   void take_answers() {
-    std::vector<std::pair<uint64_t, std::string>> done;
+    std::vector<posted> done;
     {
       std::lock_guard<std::mutex> lock(sink->mutex);
       done.swap(sink->answers);
     }
-    for (auto& [id, bytes] : done)
-      for (auto& c : open)
-        if (c.id == id && c.at == phase::waiting) {
-          c.out = std::move(bytes);
-          c.sent = 0;
-          c.at = phase::writing;
-          c.deadline = clock::now() + limits.write_timeout;
-          break;
+    for (auto& a : done)
+      for (auto c = open.begin(); c != open.end(); ++c) {
+        if (c->id != a.id) continue;
+        if (c->at == phase::waiting && (a.kind == part::whole || a.kind == part::head)) {
+          c->out = std::move(a.bytes);
+          c->sent = 0;
+          c->at = a.kind == part::whole ? phase::writing : phase::streaming;
+          c->deadline = clock::now() + limits.write_timeout;
+        } else if (c->at == phase::streaming && a.kind == part::more) {
+          if (c->sent == c->out.size()) {  // idle until now: the write clock starts
+            c->out.clear();
+            c->sent = 0;
+            c->deadline = clock::now() + limits.write_timeout;
+          }
+          c->out += a.bytes;
+          if (c->out.size() - c->sent > stream_backlog) {  // the client does not read
+            c->overrun = true;
+            if (c->gone) *c->gone = true;
+          }
+        } else if (c->at == phase::streaming && a.kind == part::end) {
+          c->stream_end = true;
+          if (c->sent == c->out.size()) c->deadline = clock::now() + limits.write_timeout;
         }
+        break;
+      }
   }
 
   void accept_new() {
@@ -424,7 +528,7 @@ struct http_server::impl {
         ssize_t n = receive(c, buf, sizeof(buf));
         if (n == 0) return false;  // the client closed
         if (n < 0) return true;
-        if (c.at == phase::lingering) continue;  // dropped
+        if (c.at == phase::lingering || c.at == phase::streaming) continue;  // dropped
         if (c.at != phase::reading) return true;  // a second request is not read
         c.in.append(buf, static_cast<size_t>(n));
       }
@@ -467,11 +571,19 @@ struct http_server::impl {
         int n = SSL_write(c.ssl, c.out.data() + c.sent, static_cast<int>(left));
         if (n <= 0) return ssl_wait(c, n) == 0;
         c.sent += static_cast<size_t>(n);
+        if (c.at == phase::streaming) c.deadline = clock::now() + limits.write_timeout;
         continue;
       }
       ssize_t n = ::send(c.fd, c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL);
       if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
       c.sent += static_cast<size_t>(n);
+      // A stream's clock runs while its bytes wait, not from its head on.
+      if (c.at == phase::streaming) c.deadline = clock::now() + limits.write_timeout;
+    }
+    if (c.at == phase::streaming) {
+      c.out.clear();
+      c.sent = 0;
+      if (!c.stream_end) return true;  // idle until its next part
     }
     ++answered;
     c.out.clear();
@@ -490,7 +602,12 @@ struct http_server::impl {
   void expire(clock::time_point now) {
     for (auto c = open.begin(); c != open.end();) {
       auto here = c++;
+      if (here->overrun) {
+        close_connection(here);
+        continue;
+      }
       if (here->at == phase::waiting || now < here->deadline) continue;
+      if (here->at == phase::streaming && !has_output(*here)) continue;  // idle
       if (here->at == phase::reading) {
         ++timed_out;
         refuse(*here, 408,
@@ -517,8 +634,11 @@ struct http_server::impl {
       fds.push_back({listening ? listener : -1, POLLIN, 0});
       if (!listening) next = std::min(next, listener_rests_until);
       for (auto c = open.begin(); c != open.end(); ++c) {
-        if (c->at != phase::waiting) next = std::min(next, c->deadline);
-        short events = c->at == phase::writing ? POLLOUT : c->at == phase::waiting ? 0 : POLLIN;
+        const bool output = has_output(*c);
+        if (c->at != phase::waiting && (c->at != phase::streaming || output))
+          next = std::min(next, c->deadline);
+        short events = output ? POLLOUT : c->at == phase::waiting ? 0 : POLLIN;
+        if (c->at == phase::streaming) events |= POLLIN;  // a client that closes ends its stream
         if (c->want_write && c->at == phase::reading) events |= POLLOUT;
         fds.push_back({c->fd, events, 0});
         polled.push_back(c);
@@ -543,10 +663,8 @@ struct http_server::impl {
         bool keep = true;
         if ((ev & (POLLIN | POLLHUP | POLLERR)) || (c->want_write && (ev & POLLOUT)))
           keep = read_from(*c);
-        if (keep && c->at == phase::writing && (ev & (POLLOUT | POLLERR | POLLHUP)))
-          keep = write_to(*c);
-        else if (keep && c->at == phase::writing)
-          keep = write_to(*c);  // answered at once: try to send now
+        if (keep && has_output(*c))
+          keep = write_to(*c);  // ready to write, or answered at once: try to send now
         if (!keep) close_connection(c);
       }
       expire(clock::now());

@@ -12,8 +12,10 @@
 //                           and writes every connection without blocking
 //                           (TLS too: non-blocking OpenSSL, the handshake
 //                           within request_timeout of the accept), two
-//                           workers (lanes) for answers that take time, and
-//                           deferred answers that another thread completes
+//                           workers (lanes) for answers that take time,
+//                           deferred answers that another thread completes,
+//                           and streamed answers (Server-Sent Events) whose
+//                           parts another thread sends as they come
 //
 // Why not cpp-httplib 0.11 (Debian's): its server reads a request's header
 // lines without a limit on their count (300 MiB of header lines were
@@ -137,11 +139,40 @@ enum class http_lane {
   priority,   ///< the priority worker (probes that ask the runtime)
   normal,     ///< the normal worker (everything slow)
   deferred,   ///< routes::defer, on the loop; its reply completes the answer later
+  streamed,   ///< routes::stream, on the loop; its http_stream answers whole or in parts
 };
 
 /// Completes a deferred answer: callable once, from any thread, also after
 /// the server is gone (then it does nothing).
 using http_reply = std::function<void(http_response)>;
+
+/// Renders the head of a streamed answer: status, Content-Type, `r`'s
+/// headers and Connection: close, without Content-Length (the body ends
+/// when the connection closes), then `r.body` unless `head_only`.
+std::string render_http_stream_head(const http_response& r, bool head_only);
+
+/// A streamed answer (http_lane::streamed): either one whole answer
+/// (reply), or a head (open) followed by body bytes as they come (send)
+/// and the end (end), after which the connection closes. Callable from any
+/// thread, also after the server is gone (then nothing is sent). Holds no
+/// thread while it waits. Dropped unanswered, it answers 500; dropped open,
+/// it ends.
+class http_stream {
+ public:
+  virtual ~http_stream() = default;
+  /// A whole answer instead of a stream (an error, say); only before open.
+  virtual void reply(http_response r) = 0;
+  /// Sends the head of `r` and `r.body` as the first bytes; once. False
+  /// when the client is gone already or the stream was answered.
+  virtual bool open(http_response r) = 0;
+  /// More body bytes after open; false once the client is gone (it closed,
+  /// read too slowly, or the server stopped): the sender stops then.
+  virtual bool send(std::string bytes) = 0;
+  /// Ends the answer after open: what was sent goes out, then the
+  /// connection closes.
+  virtual void end() = 0;
+};
+using http_stream_ptr = std::shared_ptr<http_stream>;
 
 /// A TCP socket bound to `host` (a numeric IPv4 or IPv6 address) and `port`
 /// (SO_REUSEADDR, close-on-exec), or -1 with the reason in `why`.
@@ -158,6 +189,12 @@ class http_server {
     /// on the loop) and hands `reply` to whatever finishes it. An exception
     /// is answered 500.
     std::function<void(http_request&&, http_reply reply)> defer;
+    /// For http_lane::streamed: starts the answer without waiting (it runs
+    /// on the loop) and hands the stream to whatever sends its parts. A
+    /// connection streams until the stream ends, the client closes, or the
+    /// client leaves more than 1 MiB unread (or reads nothing for
+    /// write_timeout while bytes wait); then send answers false.
+    std::function<void(http_request&&, http_stream_ptr stream)> stream;
     /// The answer to a request the server refuses itself (the parser's
     /// 4xx, 408, 503 for a full lane) from its status and reason; empty:
     /// plain text.

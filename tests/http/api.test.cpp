@@ -256,3 +256,308 @@ TEST_CASE("query parameters are percent-decoded and a malformed escape is no val
   CHECK(key_id_of(key_path) == key_id_of(key_path));
   CHECK(key_id_of(small_dir + "/none").empty());
 }
+
+namespace {
+
+std::string b64(const std::string& bytes) {
+  static const char* table = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const uint32_t v = (uint8_t(bytes[i]) << 16) | (uint8_t(bytes[i + 1]) << 8) | uint8_t(bytes[i + 2]);
+    for (int s = 18; s >= 0; s -= 6) out += table[(v >> s) & 63];
+  }
+  if (i < bytes.size()) {
+    uint32_t v = uint8_t(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= uint8_t(bytes[i + 1]) << 8;
+    out += table[(v >> 18) & 63];
+    out += table[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? table[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+/// A runtime stand-in for the job and key routes: records what reached it
+/// and holds the continuations until told.
+struct fake_jobs {
+  std::vector<job_request> created;
+  std::vector<std::function<void(const maybe_refusal&)>> accepted;
+  std::vector<std::function<void()>> ended;
+  std::vector<std::function<bool(const job_progress&, const maybe_refusal&)>> followers;
+  job_progress progress;  ///< what job and events answer
+
+  api_backend backend() {
+    api_backend b;
+    b.status = [](std::function<void(const runtime_snapshot&, const std::string&)> d) {
+      runtime_snapshot s;
+      s.keys.push_back({key_path, 1000, 0, 0, 5});
+      d(s, {});
+    };
+    b.create = [this](job_request j, std::function<void(const maybe_refusal&)> a,
+                      std::function<void()> e) {
+      created.push_back(std::move(j));
+      accepted.push_back(std::move(a));
+      ended.push_back(std::move(e));
+    };
+    b.job = [this](const std::string& id,
+                   std::function<void(const job_progress&, const maybe_refusal&)> k) {
+      if (id != progress.status.id) return k({}, refusal{error_code::not_found, "job " + id + ": no such job"});
+      k(progress, std::nullopt);
+    };
+    b.events = [this](const std::string&, std::function<bool(const job_progress&, const maybe_refusal&)> p) {
+      followers.push_back(std::move(p));
+    };
+    b.evict = [](const std::string& path, std::function<void(uint64_t, const maybe_refusal&)> k) {
+      k(1000, std::nullopt);
+      (void)path;
+    };
+    return b;
+  }
+};
+
+/// A stream that records what the API sent through it.
+struct recorded_stream final : observe::http_stream {
+  std::optional<http_response> whole, head;
+  std::string body;
+  bool ended = false, gone = false;
+  void reply(http_response r) override { whole = std::move(r); }
+  bool open(http_response r) override {
+    body += r.body;
+    head = std::move(r);
+    return !gone;
+  }
+  bool send(std::string bytes) override {
+    if (gone) return false;
+    body += bytes;
+    return true;
+  }
+  void end() override { ended = true; }
+};
+
+std::string job_body(const nlohmann::json& j) { return j.dump(); }
+
+}  // namespace
+
+TEST_CASE("base64 decodes canonical text with or without padding and refuses the rest") {
+  std::string out;
+  CHECK(base64_decode("aGVsbG8=", out));
+  CHECK(out == "hello");
+  CHECK(base64_decode("aGVsbG8", out));
+  CHECK(out == "hello");
+  CHECK(base64_decode("", out));
+  CHECK(out.empty());
+  CHECK_FALSE(base64_decode("aGVsbG8*", out));
+  CHECK_FALSE(base64_decode("a", out));
+  CHECK_FALSE(base64_decode("aGVsbG9=", out));  // leftover bits set
+  CHECK_FALSE(base64_decode("aG=VsbG8", out));
+  const std::string w = file_bytes(small_dir + "/witness_0.wtns");
+  CHECK(base64_decode(b64(w), out));
+  CHECK(out == w);
+}
+
+TEST_CASE("a job of uploaded witnesses reaches the runtime decoded and is answered 202 with its URL") {
+  fake_jobs rt;
+  api a(config(2), rt.backend());
+  const std::string w = file_bytes(small_dir + "/witness_0.wtns");
+  auto s = ask(a, request("POST", "/v1/jobs",
+                          job_body({{"key", key_path}, {"witnesses_base64", {b64(w), b64(w)}},
+                                    {"priority", "high"}, {"id", "j-1"}})));
+  CHECK_FALSE(s.r);  // deferred until the runtime took it
+  REQUIRE(rt.created.size() == 1);
+  CHECK(rt.created[0].id == "j-1");
+  CHECK(rt.created[0].who == "alice");
+  CHECK(rt.created[0].prio == priority::high);
+  REQUIRE(rt.created[0].uploads.size() == 2);
+  CHECK(rt.created[0].uploads[1] == w);
+  CHECK(a.pending() == 2);
+  rt.accepted[0](std::nullopt);
+  REQUIRE(s.r);
+  CHECK(s.r->status == 202);
+  CHECK(s.header("Location") == "/v1/jobs/j-1");
+  auto j = nlohmann::json::parse(s.r->body);
+  CHECK(j["url"] == "/v1/jobs/j-1");
+  CHECK(j["partitions"] == 2);
+  // Full: the next job waits; once the first ends it is taken.
+  auto full = ask(a, request("POST", "/v1/jobs",
+                             job_body({{"key", key_path}, {"witnesses_base64", {b64(w)}}})));
+  REQUIRE(full.r);
+  CHECK(full.r->status == 429);
+  CHECK(full.header("Retry-After") == "1");
+  rt.ended[0]();
+  CHECK(a.pending() == 0);
+  auto again = ask(a, request("POST", "/v1/jobs",
+                              job_body({{"key", key_path}, {"witnesses_base64", {b64(w)}}})));
+  REQUIRE(rt.created.size() == 2);
+  CHECK(rt.created[1].id.rfind("http-alice-", 0) == 0);
+  // A refusal (an id in use) is answered as it came, and releases what was reserved.
+  rt.accepted[1](refusal{error_code::conflict, "field id: taken"});
+  REQUIRE(again.r);
+  CHECK(again.r->status == 409);
+  CHECK(a.pending() == 0);
+}
+
+TEST_CASE("a bad job is answered 400, 403 or 404 naming the field, before the runtime") {
+  fake_jobs rt;
+  api a(config(2), rt.backend());
+  const std::string w = b64(file_bytes(small_dir + "/witness_0.wtns"));
+  struct bad_case {
+    std::string body;
+    int status;
+    std::string names;
+  };
+  const std::vector<bad_case> cases = {
+      {"{", 400, "request body"},
+      {"[]", 400, "request body"},
+      {job_body({{"witnesses_base64", {w}}}), 400, "field key"},
+      {job_body({{"key", 7}, {"witnesses_base64", {w}}}), 400, "field key"},
+      {job_body({{"key", key_path}}), 400, "witnesses"},
+      {job_body({{"key", key_path}, {"witnesses_base64", nlohmann::json::array()}}), 400,
+       "field witnesses_base64"},
+      {job_body({{"key", key_path}, {"witnesses_base64", {w}}, {"witnesses", {"/x"}}}), 400,
+       "exactly one"},
+      {job_body({{"key", key_path}, {"witnesses_base64", {"%%"}}}), 400, "witnesses_base64[0]"},
+      {job_body({{"key", key_path}, {"witnesses_base64", {w, b64("not a witness file")}}}), 400,
+       "witnesses_base64[1]"},
+      {job_body({{"key", key_path}, {"witnesses_base64", {w, w, w}}}), 400, "--max-pending"},
+      {job_body({{"key", key_path}, {"witnesses_base64", {w}}, {"priority", "now"}}), 400,
+       "field priority"},
+      {job_body({{"key", key_path}, {"witnesses_base64", {w}}, {"id", ".hidden"}}), 400, "field id"},
+      {job_body({{"key", key_path}, {"witnesses_base64", {w}}, {"id", "a/b"}}), 400, "field id"},
+      {job_body({{"key", key_path}, {"witnesses_base64", {w}}, {"colour", 1}}), 400,
+       "field colour"},
+      {job_body({{"key", key_path}, {"witnesses", {"witness_0.wtns"}}}), 400, "witnesses[0]"},
+      {job_body({{"key", key_path}, {"witnesses", {"/etc/hostname"}}}), 403, "witnesses[0]"},
+      {job_body({{"key", "/etc/hostname"}, {"witnesses_base64", {w}}}), 403, "key"},
+      {job_body({{"key", key_path}, {"witnesses", {small_dir + "/none.wtns"}}}), 404,
+       "witnesses[0]"},
+      {job_body({{"key", "k0000000000000000"}, {"witnesses_base64", {w}}}), 404, "key"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.body.substr(0, 120));
+    auto s = ask(a, request("POST", "/v1/jobs", c.body));
+    REQUIRE(s.r);
+    CHECK(s.r->status == c.status);
+    CHECK(nlohmann::json::parse(s.r->body)["error"]["message"].get<std::string>().find(c.names) !=
+          std::string::npos);
+  }
+  CHECK(rt.created.empty());
+  CHECK(a.pending() == 0);
+  // A path job under the root carries the canonical paths.
+  ask(a, request("POST", "/v1/jobs",
+                 job_body({{"key", key_path}, {"witnesses", {small_dir + "/witness_1.wtns"}}})));
+  REQUIRE(rt.created.size() == 1);
+  CHECK(rt.created[0].uploads.empty());
+  CHECK(rt.created[0].paths == std::vector<std::string>{small_dir + "/witness_1.wtns"});
+  a.drain();
+  auto d = ask(a, request("POST", "/v1/jobs",
+                          job_body({{"key", key_path}, {"witnesses_base64", {w}}})));
+  REQUIRE(d.r);
+  CHECK(d.r->status == 503);
+  CHECK(d.header("Retry-After") == "5");
+}
+
+TEST_CASE("a job reads as result.json with its unfinished partitions pending and proof URLs") {
+  fake_jobs rt;
+  rt.progress.status = {4, "j", job_state::proving, 1, 0, 3};
+  partition_report p;
+  p.index = 1;
+  p.state = partition_state::done;
+  p.proof_file = "proof_1.json";
+  p.public_file = "public_1.json";
+  p.verified = true;
+  p.spans.prove = {1, 2};
+  rt.progress.finished = {p};
+  api a(config(), rt.backend());
+  auto s = ask(a, request("GET", "/v1/jobs/j"));
+  REQUIRE(s.r);
+  CHECK(s.r->status == 200);
+  auto j = nlohmann::json::parse(s.r->body);
+  CHECK(j["id"] == "j");
+  CHECK(j["status"] == "proving");
+  CHECK(j["complete"] == false);
+  CHECK(j["counts"] == nlohmann::json{{"total", 3}, {"done", 1}, {"failed", 0}});
+  REQUIRE(j["partitions"].size() == 3);
+  CHECK(j["partitions"][0]["status"] == "pending");
+  CHECK(j["partitions"][1]["status"] == "done");
+  CHECK(j["partitions"][1]["proof_url"] == "/v1/jobs/j/proofs/1");
+  CHECK(j["partitions"][1]["spans_ms"]["prove"] == nlohmann::json::array({1.0, 2.0}));
+  CHECK(j["partitions"][2]["status"] == "pending");
+  CHECK(ask(a, request("GET", "/v1/jobs/other")).r->status == 404);
+  CHECK(ask(a, request("GET", "/v1/jobs/j/proofs/x")).r->status == 400);
+  CHECK(ask(a, request("PUT", "/v1/jobs/j")).r->status == 405);
+  CHECK(ask(a, request("GET", "/v1/jobs/j/nothing")).r->status == 404);
+}
+
+TEST_CASE("events stream each finished partition, keep-alives, then the end, and stop when the client goes") {
+  fake_jobs rt;
+  api a(config(), rt.backend());
+  auto events = [&](std::shared_ptr<recorded_stream> st) {
+    http_request r = request("GET", "/v1/jobs/j/events");
+    a.handle_stream(std::move(r), st);
+  };
+  auto st = std::make_shared<recorded_stream>();
+  events(st);
+  REQUIRE(rt.followers.size() == 1);
+  job_progress p;
+  p.status = {4, "j", job_state::proving, 0, 0, 2};
+  CHECK(rt.followers[0](p, std::nullopt));  // nothing finished yet: the head and a keep-alive
+  REQUIRE(st->head);
+  CHECK(st->head->status == 200);
+  CHECK(st->head->content_type == "text/event-stream");
+  CHECK(st->body == ": waiting\n\n");
+  partition_report done;
+  done.index = 1;
+  done.state = partition_state::done;
+  p.finished = {done};
+  CHECK(rt.followers[0](p, std::nullopt));
+  CHECK(st->body.find("event: partition\ndata: {\"index\":1,\"proof_url\":\"/v1/jobs/j/proofs/1\"") !=
+        std::string::npos);
+  p.complete = true;
+  p.report.id = "j";
+  p.report.state = job_state::done;
+  partition_report zero = done;
+  zero.index = 0;
+  p.finished = {zero};
+  p.report.partitions = {zero, done};
+  CHECK_FALSE(rt.followers[0](p, std::nullopt));
+  CHECK(st->body.find("event: end\ndata: {") != std::string::npos);
+  CHECK(st->ended);
+  // A client that went away ends the following.
+  auto gone = std::make_shared<recorded_stream>();
+  events(gone);
+  p.complete = false;
+  CHECK(rt.followers[1](p, std::nullopt));
+  gone->gone = true;
+  CHECK_FALSE(rt.followers[1](p, std::nullopt));
+  // An unknown job, or no token, is one whole answer.
+  auto unknown = std::make_shared<recorded_stream>();
+  events(unknown);
+  CHECK_FALSE(rt.followers[2](job_progress{}, refusal{error_code::not_found, "job j: no such job"}));
+  REQUIRE(unknown->whole);
+  CHECK(unknown->whole->status == 404);
+  auto anon = std::make_shared<recorded_stream>();
+  a.handle_stream(request("GET", "/v1/jobs/j/events", {}, false), anon);
+  REQUIRE(anon->whole);
+  CHECK(anon->whole->status == 401);
+  CHECK(rt.followers.size() == 3);
+}
+
+TEST_CASE("keys are listed with their ids, and an id names the key to evict") {
+  fake_jobs rt;
+  api a(config(), rt.backend());
+  CHECK(ask(a, request("DELETE", "/v1/keys/" + key_id_of(key_path))).r->status == 404);  // not seen yet
+  auto s = ask(a, request("GET", "/v1/keys"));
+  REQUIRE(s.r);
+  auto j = nlohmann::json::parse(s.r->body);
+  REQUIRE(j["keys"].size() == 1);
+  CHECK(j["keys"][0]["id"] == key_id_of(key_path));
+  auto e = ask(a, request("DELETE", "/v1/keys/" + key_id_of(key_path)));
+  REQUIRE(e.r);
+  CHECK(e.r->status == 200);
+  CHECK(nlohmann::json::parse(e.r->body)["bytes_freed"] == 1000);
+  auto bad = ask(a, request("POST", "/v1/keys", "{\"path\": \"/etc/hostname\"}"));
+  CHECK(bad.r->status == 403);
+  CHECK(ask(a, request("POST", "/v1/keys", "{}")).r->status == 400);
+  CHECK(ask(a, request("PUT", "/v1/keys")).r->status == 405);
+}

@@ -6,10 +6,15 @@
 # names --allow-root, 404, 405, 413 over --http-max-body, 422 for a witness
 # of another circuit; every route and status answered is in
 # docs/openapi.json (served at /v1/openapi.json); a burst over --max-pending
-# is answered 200 or 429 with Retry-After; 500 requests leave the resident
-# memory flat; a draining server answers new proofs 503 with Retry-After
-# and finishes the one in flight. The door's option checks refuse a public
-# plain-text bind naming the flag.
+# is answered 200 or 429 with Retry-After; 500 requests (proofs, status, a
+# job's view and its events) leave the resident memory flat; a draining server answers new proofs 503 with Retry-After
+# and finishes the one in flight. Jobs (POST /v1/jobs, uploaded or by path):
+# 202, 409 for a duplicate id, polled to done, proofs by index verified by
+# snarkjs, Server-Sent Events of a finished and a live job, cancel, 429 over
+# --max-pending, 400 naming the field, 403 outside --allow-root, 404; keys
+# preloaded, listed, used by id and evicted. With --state, a job accepted
+# before a kill -9 finishes after the restart and its proofs verify. The
+# door's option checks refuse a public plain-text bind naming the flag.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 client="$net_dir/http_client.py"
@@ -63,10 +68,34 @@ grep -q "http: alice proves http-alice-" srv.err || fail "the log does not name 
 grep -qF "$token" srv.err && fail "the log shows a token"
 
 py refusals "$small" "$medium" /etc/hostname 1048576 || fail "refusals"
+py jobs "$small" "$medium" /etc/hostname out/jobs || fail "jobs"
+verify "$small/verification_key.json" out/jobs/up out/jobs/paths
+py keys "$small" /etc/hostname || fail "keys"
 py burst "$medium/circuit.zkey" "$medium/witness_0.wtns" 12 || fail "burst"
-py rss "$serve_pid" "$small/circuit.zkey" "$small/witness_0.wtns" 500 || fail "rss"
+py rss "$serve_pid" "$small/circuit.zkey" "$small/witness_0.wtns" 500 up || fail "rss"
 
 # 3. Draining: with a proof running, a new one is answered 503 and the running one finishes.
 py drain "$serve_pid" "$medium/circuit.zkey" "$medium/witness_1.wtns" out/inflight || fail "drain"
 verify "$medium/verification_key.json" out/inflight
+wait "$serve_pid" 2>/dev/null || true
+
+# 4. kill -9 with --state: a job accepted over HTTP (uploaded witnesses)
+# finishes after the restart, its proofs verified.
+plain() { python3 "$client" "$(sed -n 's/.*http on //p' "$1.out")" - - "${@:2}"; }
+plain_up() { grep -q "http on http://" "$1.out"; }
+serve k9a --insecure --listen 127.0.0.1:0 --http 127.0.0.1:0 --allow-root "$fixtures" \
+  --backend cpu --memory-budget 1G --state state
+wait_until 10 plain_up k9a || fail "serve did not print its HTTP address"
+plain k9a submit "$medium/circuit.zkey" crash "$medium/witness_0.wtns" "$medium/witness_1.wtns" \
+  "$medium/witness_2.wtns" "$medium/witness_0.wtns" "$medium/witness_1.wtns" "$medium/witness_2.wtns" ||
+  fail "submit before the kill"
+kill -9 "$serve_pid"
+wait "$serve_pid" 2>/dev/null || true
+ls state/spool/*/http-crash/0.wtns >/dev/null || fail "the uploaded witnesses are not in the state spool"
+serve k9b --insecure --listen 127.0.0.1:0 --http 127.0.0.1:0 --allow-root "$fixtures" \
+  --backend cpu --memory-budget 1G --state state
+wait_until 10 plain_up k9b || fail "the restarted serve did not print its HTTP address"
+grep -q "1 unfinished job(s) to resume" k9b.err || fail "the journal did not keep the HTTP job"
+plain k9b finish crash 6 out/crash || fail "the HTTP job after the restart"
+verify "$medium/verification_key.json" out/crash
 echo "PASS: net http_api"

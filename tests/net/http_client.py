@@ -8,6 +8,7 @@ TLS_DIR holds ca.pem, peer.pem and peer.key (the daemon's credentials);
 "-" for a plain-text door. TOKEN is a bearer token, "-" for none.
 Commands print one line and exit 0 when the check holds, 1 otherwise.
 """
+import base64
 import concurrent.futures
 import http.client
 import json
@@ -61,6 +62,59 @@ class Client:
                             {"Content-Type": "application/octet-stream"})
 
 
+    def job(self, key, uploads=None, paths=None, **fields):
+        """POST /v1/jobs with uploaded witnesses (bytes) or witness paths."""
+        body = {"key": key, **fields}
+        if uploads is not None:
+            body["witnesses_base64"] = [base64.b64encode(w).decode() for w in uploads]
+        if paths is not None:
+            body["witnesses"] = paths
+        return self.request("POST", "/v1/jobs", json.dumps(body).encode(),
+                            {"Content-Type": "application/json"})
+
+    def events(self, job_id):
+        """GET /v1/jobs/ID/events: (status, [(event, data)]) once the stream ends."""
+        status, headers, data = self.request("GET", f"/v1/jobs/{job_id}/events",
+                                             route="/v1/jobs/{id}/events")
+        if status != 200:
+            return status, data
+        if not headers.get("Content-Type", "").startswith("text/event-stream"):
+            fail(f"events: Content-Type {headers.get('Content-Type')}")
+        out = []
+        for block in data.decode().split("\n\n"):
+            lines = [l for l in block.split("\n") if l and not l.startswith(":")]
+            if not lines:
+                continue
+            event = next(l[7:] for l in lines if l.startswith("event: "))
+            payload = "".join(l[6:] for l in lines if l.startswith("data: "))
+            out.append((event, json.loads(payload)))
+        return status, out
+
+    def wait_job(self, job_id, limit_s=60):
+        """Polls GET /v1/jobs/ID until it is complete; its JSON."""
+        deadline = time.time() + limit_s
+        while time.time() < deadline:
+            status, _, data = self.request("GET", f"/v1/jobs/{job_id}", route="/v1/jobs/{id}")
+            if status != 200:
+                fail(f"GET /v1/jobs/{job_id}: {status} {data[:300]!r}")
+            j = json.loads(data)
+            if j["complete"]:
+                return j
+            time.sleep(0.1)
+        fail(f"job {job_id} did not complete within {limit_s} s")
+
+    def save_proof(self, job_id, index, out):
+        """GET /v1/jobs/ID/proofs/I into OUT/proof_I.json and OUT/public_I.json."""
+        status, _, data = self.request("GET", f"/v1/jobs/{job_id}/proofs/{index}",
+                                       route="/v1/jobs/{id}/proofs/{index}")
+        if status != 200:
+            fail(f"proof {index} of {job_id}: {status} {data[:300]!r}")
+        answer = json.loads(data)
+        os.makedirs(out, exist_ok=True)
+        json.dump(answer["proof"], open(os.path.join(out, f"proof_{index}.json"), "w"))
+        json.dump(answer["public_signals"], open(os.path.join(out, f"public_{index}.json"), "w"))
+
+
 def error_code(data):
     try:
         return json.loads(data)["error"]["code"]
@@ -84,6 +138,10 @@ def expect(client, want, code, method, path, body=None, contains=None, route=Non
     return headers, data
 
 
+# The keys of an OpenAPI path item that are operations (beside "parameters", ...).
+HTTP_METHODS = {"get", "put", "post", "delete", "options", "head", "patch", "trace"}
+
+
 def check_against_openapi(client, seen):
     status, _, data = client.request("GET", "/v1/openapi.json")
     if status != 200:
@@ -94,8 +152,8 @@ def check_against_openapi(client, seen):
         if route == "/unknown":
             op = None
             for p in doc["paths"].values():
-                for o in p.values():
-                    if str(st) in o.get("responses", {}):
+                for m, o in p.items():
+                    if m in HTTP_METHODS and str(st) in o.get("responses", {}):
                         op = o
             if op is None:
                 missing.append(f"{method} {route} {st}")
@@ -196,8 +254,9 @@ def main():
         if json.loads(data)["http"]["pending"] != 0:
             fail(f"after the burst: {data!r}")
         print(f"burst: {counts}")
-    elif cmd == "rss":  # PID KEY WTNS N: N requests, RSS after the first 50 and at the end
+    elif cmd == "rss":  # PID KEY WTNS N [JOB]: N requests, RSS after the first 50 and at the end
         pid, key, wtns, n = int(args[0]), args[1], open(args[2], "rb").read(), int(args[3])
+        job_id = args[4] if len(args) > 4 else None  # a finished job: its view and events too
         before = None
         for i in range(n):
             if i == 50:
@@ -206,6 +265,10 @@ def main():
                 status, _, _ = c.prove(key, wtns)
             elif i % 5 == 1:
                 status, _, _ = c.request("POST", "/v1/prove", wtns)  # 400
+            elif i % 5 == 3 and job_id:
+                status, _, _ = c.request("GET", f"/v1/jobs/{job_id}", route="/v1/jobs/{id}")
+            elif i % 5 == 4 and job_id:
+                status, _ = c.events(job_id)  # a streamed answer, ended at once
             else:
                 status, _, _ = c.request("GET", "/v1/status")
             if status not in (200, 400):
@@ -237,6 +300,160 @@ def main():
         json.dump(answer["proof"], open(os.path.join(out, "proof.json"), "w"))
         json.dump(answer["public_signals"], open(os.path.join(out, "public.json"), "w"))
         print("drain: the running proof finished; a new one was answered 503 with Retry-After")
+    elif cmd == "jobs":  # SMALL_DIR MEDIUM_DIR OUTSIDE_FILE OUT_DIR (a server with --max-pending 2)
+        small, medium, outside, out = args
+        key = os.path.join(small, "circuit.zkey")
+        w = [open(os.path.join(small, f"witness_{i}.wtns"), "rb").read() for i in range(3)]
+        mkey = os.path.join(medium, "circuit.zkey")
+        mw = [open(os.path.join(medium, f"witness_{i}.wtns"), "rb").read() for i in range(2)]
+        J = "/v1/jobs/{id}"
+
+        def accepted(answer, job_id, n):
+            status, headers, data = answer
+            if status != 202:
+                fail(f"POST /v1/jobs {job_id}: {status} {data[:300]!r}")
+            a = json.loads(data)
+            if a != {"id": job_id, "url": "/v1/jobs/" + job_id, "partitions": n} or \
+                    headers.get("Location") != "/v1/jobs/" + job_id:
+                fail(f"POST /v1/jobs {job_id}: {a} {headers}")
+
+        # Uploaded witnesses: 202, a duplicate id 409, then done, proofs, events.
+        accepted(c.job(key, uploads=w[:2], id="up", priority="high"), "up", 2)
+        j = c.wait_job("up")
+        status, _, data = c.job(key, uploads=w[:1], id="up")
+        if status != 409 or error_code(data) != "conflict" or b"field id" not in data:
+            fail(f"a duplicate id: {status} {data!r}")
+        if j["status"] != "done" or j["counts"] != {"total": 2, "done": 2, "failed": 0} or \
+                [p["status"] for p in j["partitions"]] != ["done", "done"] or \
+                not all(p["verified"] and "prove" in p["spans_ms"] for p in j["partitions"]):
+            fail(f"job up: {j}")
+        for i in range(2):
+            c.save_proof("up", i, os.path.join(out, "up"))
+        expect(c, 404, "not_found", "GET", "/v1/jobs/up/proofs/2", contains="2 partition",
+               route="/v1/jobs/{id}/proofs/{index}")
+        expect(c, 400, "bad_request", "GET", "/v1/jobs/up/proofs/x", contains="proof index",
+               route="/v1/jobs/{id}/proofs/{index}")
+        status, ev = c.events("up")
+        if status != 200 or [e for e, _ in ev] != ["partition", "partition", "end"] or \
+                sorted(d["index"] for e, d in ev[:2]) != [0, 1] or ev[2][1]["status"] != "done":
+            fail(f"events of a finished job: {status} {ev}")
+        expect(c, 409, "conflict", "DELETE", "/v1/jobs/up", contains="done", route=J)
+
+        # Witness paths under --allow-root; events followed live, as they come.
+        accepted(c.job(key, paths=[os.path.join(small, "witness_2.wtns")], id="paths"), "paths", 1)
+        status, ev = c.events("paths")
+        if status != 200 or [e for e, _ in ev] != ["partition", "end"] or \
+                ev[0][1]["status"] != "done" or ev[1][1]["counts"]["done"] != 1:
+            fail(f"events of a live job: {status} {ev}")
+        c.save_proof("paths", 0, os.path.join(out, "paths"))
+
+        # Backpressure and cancel: a job of 2 slow partitions fills --max-pending 2.
+        accepted(c.job(mkey, uploads=mw, id="slow"), "slow", 2)
+        expect(c, 429, "too_many_pending", "POST", "/v1/jobs",
+               json.dumps({"key": key, "witnesses": [os.path.join(small, "witness_0.wtns")]}))
+        status, _, data = c.request("DELETE", "/v1/jobs/slow", route=J)
+        if status != 200 or json.loads(data)["status"] != "cancelled":
+            fail(f"DELETE /v1/jobs/slow: {status} {data!r}")
+        j = c.wait_job("slow")
+        if j["status"] != "cancelled":
+            fail(f"the cancelled job: {j}")
+        expect(c, 409, "conflict", "DELETE", "/v1/jobs/slow", contains="cancelled", route=J)
+
+        # Refusals, each naming the field or file.
+        def post(body, want, code, contains):
+            expect(c, want, code, "POST", "/v1/jobs",
+                   body if isinstance(body, bytes) else json.dumps(body).encode(), contains=contains)
+        b64 = base64.b64encode(w[0]).decode()
+        post(b"{not json", 400, "bad_request", "request body")
+        post([1], 400, "bad_request", "request body")
+        post({"witnesses_base64": [b64]}, 400, "bad_request", "field key")
+        post({"key": key, "witnesses_base64": ["@@"]}, 400, "bad_request", "witnesses_base64[0]")
+        post({"key": key, "witnesses_base64": [b64, base64.b64encode(b"not a wtns").decode()]},
+             400, "bad_request", "witnesses_base64[1]")
+        post({"key": key}, 400, "bad_request", "witnesses")
+        post({"key": key, "witnesses_base64": [b64], "witnesses": ["/x"]}, 400, "bad_request",
+             "exactly one")
+        post({"key": key, "witnesses_base64": [b64] * 3}, 400, "bad_request", "--max-pending")
+        post({"key": key, "witnesses_base64": [b64], "prio": "high"}, 400, "bad_request",
+             "field prio")
+        post({"key": key, "witnesses_base64": [b64], "priority": "urgent"}, 400, "bad_request",
+             "field priority")
+        post({"key": key, "witnesses_base64": [b64], "id": "../x"}, 400, "bad_request", "field id")
+        post({"key": key, "witnesses": ["relative.wtns"]}, 400, "bad_request", "witnesses[0]")
+        post({"key": key, "witnesses": [outside]}, 403, "forbidden", "--allow-root")
+        post({"key": outside, "witnesses_base64": [b64]}, 403, "forbidden", "--allow-root")
+        post({"key": key, "witnesses": [os.path.join(small, "none.wtns")]}, 404, "not_found",
+             "witnesses[0]")
+        expect(c, 404, "not_found", "GET", "/v1/jobs/nothing", contains="nothing", route=J)
+        expect(c, 404, "not_found", "DELETE", "/v1/jobs/nothing", route=J)
+        expect(c, 404, "not_found", "GET", "/v1/jobs/nothing/proofs/0",
+               route="/v1/jobs/{id}/proofs/{index}")
+        status, data = c.events("nothing")
+        if status != 404 or error_code(data) != "not_found":
+            fail(f"events of an unknown job: {status} {data!r}")
+        expect(c, 405, "method_not_allowed", "GET", "/v1/jobs")
+        expect(c, 405, "method_not_allowed", "PUT", "/v1/jobs/up", route=J)
+        anon = Client(url, tls_dir, None)
+        expect(anon, 401, "unauthorized", "POST", "/v1/jobs", b"{}")
+        expect(anon, 401, "unauthorized", "GET", "/v1/jobs/up", route=J)
+        status, data = anon.events("up")
+        if status != 401:
+            fail(f"events without a token: {status}")
+        n = check_against_openapi(c, c.seen | anon.seen)
+        print(f"jobs: ok; {n} route/status pairs answered, all in the OpenAPI document")
+    elif cmd == "keys":  # SMALL_DIR OUTSIDE_FILE
+        small, outside = args
+        key = os.path.join(small, "circuit.zkey")
+        K = "/v1/keys/{id}"
+        _, data = expect(c, 200, None, "POST", "/v1/keys", json.dumps({"path": key}).encode())
+        k = json.loads(data)
+        if k["path"] != os.path.realpath(key) or not k["id"].startswith("k") or k["bytes"] <= 0:
+            fail(f"POST /v1/keys: {k}")
+        _, data = expect(c, 200, None, "GET", "/v1/keys")
+        listed = {x["id"]: x for x in json.loads(data)["keys"]}
+        if k["id"] not in listed:
+            fail(f"GET /v1/keys does not list {k['id']}: {listed}")
+        # The id names the key for POST /v1/prove too.
+        w0 = open(os.path.join(small, "witness_0.wtns"), "rb").read()
+        status, _, data = c.prove(k["id"], w0)
+        if status != 200:
+            fail(f"prove with key id {k['id']}: {status} {data[:200]!r}")
+        _, data = expect(c, 200, None, "DELETE", "/v1/keys/" + k["id"], route=K)
+        if json.loads(data)["bytes_freed"] != k["bytes"]:
+            fail(f"DELETE /v1/keys: {data!r}")
+        _, data = expect(c, 200, None, "GET", "/v1/keys")
+        if k["id"] in {x["id"] for x in json.loads(data)["keys"]}:
+            fail(f"the evicted key is still listed: {data!r}")
+        expect(c, 404, "not_found", "DELETE", "/v1/keys/" + k["id"], contains="not loaded",
+               route=K)
+        expect(c, 404, "not_found", "DELETE", "/v1/keys/k0000000000000000", route=K)
+        expect(c, 403, "forbidden", "POST", "/v1/keys", json.dumps({"path": outside}).encode(),
+               contains="--allow-root")
+        expect(c, 400, "bad_request", "POST", "/v1/keys", b"{}", contains="field path")
+        expect(c, 400, "bad_request", "POST", "/v1/keys", json.dumps({"file": key}).encode(),
+               contains="field file")
+        expect(c, 404, "not_found", "POST", "/v1/keys",
+               json.dumps({"path": os.path.join(small, "none.zkey")}).encode(), contains="none.zkey")
+        bad = os.path.join(small, "witness_1.wtns")  # under the root, not a key
+        expect(c, 400, "bad_request", "POST", "/v1/keys", json.dumps({"path": bad}).encode(),
+               contains="witness_1.wtns")
+        expect(c, 405, "method_not_allowed", "GET", "/v1/keys/" + k["id"], route=K)
+        n = check_against_openapi(c, c.seen)
+        print(f"keys: ok; {n} route/status pairs answered, all in the OpenAPI document")
+    elif cmd == "submit":  # KEY ID WTNS...: POST /v1/jobs with these uploads; prints the id
+        key, job_id, *wtns = args
+        status, _, data = c.job(key, uploads=[open(p, "rb").read() for p in wtns], id=job_id)
+        if status != 202:
+            fail(f"submit: {status} {data[:300]!r}")
+        print(json.loads(data)["id"])
+    elif cmd == "finish":  # ID N OUT: waits for the job, saves its N proofs under OUT
+        job_id, n, out = args[0], int(args[1]), args[2]
+        j = c.wait_job(job_id, 120)
+        if j["status"] != "done" or j["counts"]["done"] != n:
+            fail(f"job {job_id}: {j}")
+        for i in range(n):
+            c.save_proof(job_id, i, out)
+        print(f"finish: job {job_id} done, {n} proofs")
     else:
         fail("unknown command " + cmd)
 

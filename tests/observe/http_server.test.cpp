@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -259,4 +260,84 @@ TEST_CASE("a large body sent in pieces arrives whole, and bytes after it are not
   CHECK(status_line(reply) == "HTTP/1.1 200 OK");
   CHECK(reply.substr(reply.find("\r\n\r\n") + 4) ==
         std::to_string(body.size()) + " " + std::to_string(sum) + "\n");
+}
+
+TEST_CASE("a streamed answer sends its head, then parts from another thread, and ends with the stream") {
+  std::mutex mu;
+  std::vector<http_stream_ptr> streams;
+  http_server::routes routes;
+  routes.lane = [](const http_request& req) {
+    return req.path == "/events" ? http_lane::streamed : http_lane::immediate;
+  };
+  routes.stream = [&](http_request&&, http_stream_ptr s) {
+    std::lock_guard<std::mutex> g(mu);
+    streams.push_back(std::move(s));
+  };
+  auto server = start(http_limits{}, routes);
+  auto take = [&]() -> http_stream_ptr {
+    for (int i = 0; i < 500; ++i) {
+      {
+        std::lock_guard<std::mutex> g(mu);
+        if (!streams.empty()) {
+          auto s = streams.back();
+          streams.pop_back();
+          return s;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return nullptr;
+  };
+  std::string reply;
+  std::thread client([&] { reply = exchange(server->port(), "GET /events HTTP/1.1\r\n\r\n"); });
+  auto s = take();
+  REQUIRE(static_cast<bool>(s));
+  CHECK(s->open({200, "text/event-stream", "first\n", {{"Cache-Control", "no-store"}}}));
+  // The parts come while no thread of the server waits for them.
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK(status_line(exchange(server->port(), "GET /now HTTP/1.1\r\n\r\n")) ==
+        "HTTP/1.1 404 Not Found");  // answered by the loop (no route) while the stream waits
+  std::thread sender([s] {
+    CHECK(s->send("second\n"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK(s->send("third\n"));
+    s->end();
+  });
+  sender.join();
+  client.join();
+  CHECK(status_line(reply) == "HTTP/1.1 200 OK");
+  CHECK(reply.find("Content-Length") == std::string::npos);
+  CHECK(reply.find("Cache-Control: no-store\r\n") != std::string::npos);
+  CHECK(reply.substr(reply.find("\r\n\r\n") + 4) == "first\nsecond\nthird\n");
+  CHECK_FALSE(s->send("after the end"));
+
+  // A client that closes: the stream's next send (soon after) answers false.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(server->port());
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0);
+  const std::string req = "GET /events HTTP/1.1\r\n\r\n";
+  ::send(fd, req.data(), req.size(), MSG_NOSIGNAL);
+  auto gone = take();
+  REQUIRE(static_cast<bool>(gone));
+  CHECK(gone->open({200, "text/event-stream", "x\n"}));
+  ::close(fd);
+  bool still = true;
+  for (int i = 0; i < 200 && still; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    still = gone->send("ping\n");
+  }
+  CHECK_FALSE(still);
+
+  // A stream answered whole is an ordinary response.
+  std::thread whole_client([&] { reply = exchange(server->port(), "GET /events HTTP/1.1\r\n\r\n"); });
+  auto whole = take();
+  REQUIRE(static_cast<bool>(whole));
+  whole->reply({404, "text/plain", "none\n"});
+  CHECK_FALSE(whole->open({200, "text/event-stream", ""}));
+  whole_client.join();
+  CHECK(status_line(reply) == "HTTP/1.1 404 Not Found");
+  CHECK(reply.find("Content-Length: 5") != std::string::npos);
 }
