@@ -21,12 +21,7 @@ for i in 1 2 3; do
   job_file "j$i.json" "j$i" small 2 "out/j$i"
   expect_rc 0 "submit_$i" "$proofline" submit --connect "127.0.0.1:$serve_port" --no-wait "j$i.json"
 done
-kill -TERM "$serve_pid"
-set +e
-wait "$serve_pid"
-rc=$?
-set -e
-[ "$rc" = 143 ] || fail "serve exited $rc after SIGTERM, expected 143"
+stop_serve
 [ ! -s state/journal.sqlite-wal ] || fail "a clean stop left writes in journal.sqlite-wal"
 # The documented backup after a clean stop: journal.sqlite alone.
 mkdir copy
