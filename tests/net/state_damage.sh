@@ -41,6 +41,10 @@ cp -a state pristine
 # sets $outcome to refused or resumed.
 resumed_or_refused() {
   local name=$1 state=$2 file=$3 ids=$4 must=${5:-} pid port="" i rc got
+  # Made here, as serve() in lib.sh does: the loop below may read them
+  # before the background process has opened them.
+  : >"$name.out"
+  : >"$name.err"
   "$proofline" serve --listen 127.0.0.1:0 "${queue_only[@]}" --state "$state" \
     >"$name.out" 2>"$name.err" &
   pid=$!
