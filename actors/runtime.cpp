@@ -1,12 +1,8 @@
 #include "actors/runtime.hpp"
 
-#include <cstdlib>
-
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/send.hpp>
-
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -17,7 +13,6 @@
 #include "actors/key_cache.hpp"
 #include "actors/scheduler.hpp"
 #include "actors/synthesizer.hpp"
-#include "actors/fault_inject.hpp"
 #include "gpu/worker_arena.hpp"
 #include "memory/size.hpp"
 
@@ -36,12 +31,6 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
                  std::vector<std::shared_ptr<gpu::backend>> backends)
     : cfg_(std::move(cfg)) {
   if (backends.empty()) throw std::invalid_argument("runtime: no prover backend");
-  // Test-only (actors/fault_inject.hpp): off unless PROOFLINE_FAULT_INJECT is set.
-  if (const char* faults = std::getenv("PROOFLINE_FAULT_INJECT"); faults && *faults) {
-    spdlog::warn("PROOFLINE_FAULT_INJECT={}: the backends corrupt or fail proofs on purpose (tests only)",
-                 faults);
-    backends = with_faults_from_env(std::move(backends));
-  }
   if (cfg_.memory_budget == 0) throw std::invalid_argument("runtime: memory budget is 0");
   // Synthesizers may be 0 (a cluster coordinator that only hands partitions
   // to its nodes proves nothing here); finalizers may not.

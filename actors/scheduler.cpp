@@ -39,10 +39,6 @@ auto find_in_flight(scheduler_state::worker& w, uint64_t seq, uint32_t index) {
 
 }  // namespace
 
-scheduler_actor::behavior_type scheduler(scheduler_pointer self) {
-  return placing_scheduler(self, scheduler_config{});
-}
-
 scheduler_actor::behavior_type placing_scheduler(scheduler_pointer self, scheduler_config cfg) {
   self->state.cfg = cfg;
   self->set_down_handler([=](caf::down_msg& dm) { on_worker_down(self, dm); });
@@ -53,7 +49,6 @@ scheduler_actor::behavior_type placing_scheduler(scheduler_pointer self, schedul
         auto& st = self->state;
         if (ticket >= st.next_ticket && !st.seen_ahead.count(ticket)) st.in_synthesis[ticket] = seq;
       },
-      [=](pull_atom) { return on_pull(self, 0); },
       [=](pull_atom, int32_t device) { return on_pull(self, device); },
       [=](done_atom, uint64_t seq, uint32_t index) { on_worker_done(self, seq, index); },
       [=](failed_atom, const partition_failure& f) { on_worker_failed(self, f); },

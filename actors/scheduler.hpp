@@ -132,8 +132,6 @@ struct scheduler_state {
 
 using scheduler_pointer = scheduler_actor::stateful_pointer<scheduler_state>;
 
-/// One backend (index 0), no fallback.
-scheduler_actor::behavior_type scheduler(scheduler_pointer self);
 scheduler_actor::behavior_type placing_scheduler(scheduler_pointer self, scheduler_config cfg);
 
 void on_ready(scheduler_pointer self, const synthesized_partition& p);

@@ -36,6 +36,9 @@
 #include "memory/size.hpp"
 #include "zk/curves.hpp"
 
+// The synthetic key and partitions, shared with the actor tests.
+#include "tests/support/synthetic_key.hpp"
+
 namespace proofline::bench {
 
 using base::fixed;
@@ -252,24 +255,11 @@ class timed_backend final : public gpu::backend {
 prover_ops synthetic_ops(unsigned log_domain) {
   prover_ops ops;
   ops.load_key = [log_domain](const std::string& path) -> zk::groth16::key_ptr {
-    auto key = std::make_shared<zk::groth16::proving_key_base>();
-    key->path = path;
-    key->info.curve = zk::curve_id::bn254;
-    key->info.n8q = key->info.n8r = 32;
-    key->info.domain_size = 1u << log_domain;
-    key->info.log_domain = log_domain;
-    key->info.n_vars = key->info.domain_size / 2;
-    key->info.n_public = 2;
-    return key;
+    return test::synthetic_key(path, (uint32_t(1) << log_domain) / 2, log_domain);
   };
   ops.synthesize = [](const zk::groth16::key_ptr& key, const synthesis_request& req,
                       synthesis_timing&) -> gpu::partition_ptr {
-    const memory::source& src = req.buffers;
-    auto p = std::make_shared<gpu::partition<curve>>();
-    p->witness = memory::buffer<curve::scalar>(key->info.n_vars, src);
-    p->a = memory::buffer<curve::fr>(key->info.domain_size, src);
-    p->b = memory::buffer<curve::fr>(key->info.domain_size, src);
-    p->c = memory::buffer<curve::fr>(key->info.domain_size, src);
+    auto p = test::synthetic_partition(key, req.buffers);
     std::memset(p->witness.data(), 0, p->witness.bytes());
     for (auto* v : {&p->a, &p->b, &p->c}) std::memset(v->data(), 7, v->bytes());
     return p;

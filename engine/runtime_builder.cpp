@@ -4,6 +4,9 @@
 #include <memory>
 #include <stdexcept>
 
+#include <spdlog/spdlog.h>
+
+#include "engine/fault_inject.hpp"
 #include "zk/groth16/synthesis_model.hpp"
 
 namespace proofline::engine {
@@ -20,7 +23,7 @@ zk::groth16::synthesis_model model_of(const std::string& name) {
 }  // namespace
 
 runtime_builder::runtime_builder(runtime_settings settings, runtime_role role, run_clock clock)
-    : settings_(std::move(settings)), role_(role) {
+    : settings_(std::move(settings)), role_(role), faults_(fault_spec_from_env()) {
   const auto model = model_of(settings_.synthesis_model);
   ops_ = real_prover_ops(settings_.cpu_threads, !settings_.no_verify, model);
   config_.clock = clock;
@@ -61,7 +64,12 @@ std::string runtime_builder::choose() {
 std::unique_ptr<runtime> runtime_builder::start(caf::actor_system& sys) const {
   if (choice_.backends.empty())
     throw std::invalid_argument("runtime_builder: start() before choose() found backends");
-  return std::make_unique<runtime>(sys, config_, ops_, choice_.backends);
+  if (faults_.empty()) return std::make_unique<runtime>(sys, config_, ops_, choice_.backends);
+  // Test-only: the primary backends only; the fallback stays as it is.
+  const auto faults = parse_faults(faults_);
+  spdlog::warn("PROOFLINE_FAULT_INJECT={}: the backends corrupt or fail proofs on purpose (tests only)",
+               faults_);
+  return std::make_unique<runtime>(sys, config_, ops_, with_faults(choice_.backends, faults));
 }
 
 }  // namespace proofline::engine

@@ -10,6 +10,10 @@
 //   if (auto problem = b.choose(); !problem.empty()) ...  // usage error
 //   b.config().journal = ...;               // optional: what the command adds
 //   auto rt = b.start(sys);
+//
+// Test-only: when PROOFLINE_FAULT_INJECT is set (read once, by the
+// constructor), start() hands the runtime its primary backends wrapped to
+// corrupt or fail chosen proofs (engine/fault_inject.hpp) and logs a warning.
 #pragma once
 
 #include <memory>
@@ -65,7 +69,7 @@ class runtime_builder {
   const runtime_settings& settings() const { return settings_; }
 
   /// The runtime on `sys`, after choose(); throws std::invalid_argument when
-  /// it refuses its configuration.
+  /// it refuses its configuration or PROOFLINE_FAULT_INJECT is malformed.
   std::unique_ptr<runtime> start(caf::actor_system& sys) const;
 
  private:
@@ -75,6 +79,7 @@ class runtime_builder {
   backend_choice choice_;
   runtime_config config_;
   unsigned synthesizers_ = 0;
+  std::string faults_;  ///< PROOFLINE_FAULT_INJECT; "" when not set (no faults)
 };
 
 }  // namespace proofline::engine

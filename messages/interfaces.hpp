@@ -179,8 +179,6 @@ using scheduler_actor = caf::typed_actor<
     caf::reacts_to<skip_atom, uint64_t>,
     /// The synthesis of ticket t of job seq began (actors/scheduler.hpp: Order).
     caf::reacts_to<granted_atom, uint64_t, uint64_t>,
-    /// A GPU worker asks for its next partition, as a worker of backend 0.
-    caf::replies_to<pull_atom>::with<synthesized_partition>,
     /// A GPU worker of backend (device) d asks for its next partition;
     /// answered when one that d may prove is ready (actors/scheduler.hpp),
     /// or with an error once d is out of service (the worker then quits).

@@ -9,9 +9,12 @@
 # proof_3.json <-> public_3.json) and prints one line per proof:
 #   OK      DIR/proof_3.json
 #   FAILED  DIR/proof_3.json (snarkjs: Invalid proof)
+# An argument that is not a directory gets a line of its own
+#   FAILED  DIR (not a directory)
+# and is counted apart from the proofs in the summary line.
 # Exit status: 0 when at least one proof was found and all verified; 1 when
-# any failed, a public file is missing, or no proof was found; 2 on usage
-# errors. snarkjs is the one in the repository's node_modules.
+# any failed, a public file is missing, a DIR is not a directory, or no
+# proof was found; 2 on usage errors. snarkjs is the one in the repository's node_modules.
 set -uo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -27,11 +30,12 @@ shift
 [ -x "$snarkjs" ] || { echo "verify-proofs.sh: $snarkjs not found; run scripts/setup.sh" >&2; exit 1; }
 
 found=0
-failed=0
+failed=0      # proofs found that did not verify
+not_dirs=0    # arguments that are not directories (no proof counted for them)
 for dir in "$@"; do
   if [ ! -d "$dir" ]; then
     echo "FAILED  $dir (not a directory)"
-    failed=$((failed + 1))
+    not_dirs=$((not_dirs + 1))
     continue
   fi
   shopt -s nullglob
@@ -63,5 +67,7 @@ if [ "$found" -eq 0 ]; then
   echo "verify-proofs.sh: no proof*.json found under $*" >&2
   exit 1
 fi
-echo "verify-proofs.sh: $((found - failed)) of $found proofs verified"
-[ "$failed" -eq 0 ]
+summary="$((found - failed)) of $found proofs verified"
+[ "$not_dirs" -eq 0 ] || summary+="; $not_dirs argument(s) not a directory"
+echo "verify-proofs.sh: $summary"
+[ "$failed" -eq 0 ] && [ "$not_dirs" -eq 0 ]

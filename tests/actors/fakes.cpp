@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "gpu/device_lost.hpp"
+#include "tests/support/synthetic_key.hpp"
 #include "zk/curves.hpp"
 #include "zk/formats/error.hpp"
 
@@ -124,26 +125,11 @@ prover_ops fake_world::ops() {
       std::lock_guard<std::mutex> g(self->mtx);
       if (auto it = self->key_points.find(path); it != self->key_points.end()) points = it->second;
     }
-    std::shared_ptr<zk::groth16::proving_key_base> key;
-    if (points) {
-      auto typed = std::make_shared<zk::groth16::proving_key<curve>>();
-      typed->points_h.resize(points);
-      key = typed;
-    } else {
-      key = std::make_shared<zk::groth16::proving_key_base>();
-    }
-    key->path = path;
-    key->info.curve = zk::curve_id::bn254;
-    key->info.n8q = key->info.n8r = 32;
-    key->info.n_vars = 8;
-    key->info.n_public = 2;
-    key->info.domain_size = 16;
-    key->info.log_domain = 4;
-    if (path.find("huge") != std::string::npos) {
-      key->info.domain_size = 1u << 20;
-      key->info.log_domain = 20;
-    }
-    return key;
+    const uint32_t log_domain = path.find("huge") != std::string::npos ? 20 : 4;
+    if (!points) return synthetic_key(path, 8, log_domain);
+    auto typed = synthetic_key<zk::groth16::proving_key<curve>>(path, 8, log_domain);
+    typed->points_h.resize(points);
+    return typed;
   };
   ops.load_constraints = [self](const std::string& path) -> constraints_ptr {
     self->log("constraints " + path);
@@ -168,8 +154,7 @@ prover_ops fake_world::ops() {
     std::this_thread::sleep_for(self->synth_delay);
     if (witness.find("bad") != std::string::npos)
       throw zk::formats::format_error(witness, "1520 witness values, " + key->path + " expects 8");
-    auto p = std::make_shared<gpu::partition<curve>>();
-    p->witness = memory::buffer<curve::scalar>(key->info.n_vars, src);
+    auto p = synthetic_partition(key, src);
     for (auto& v : p->witness) v = curve::scalar::zero();
     p->witness[0] = curve::scalar::from_u64(1);
     {
@@ -178,9 +163,6 @@ prover_ops fake_world::ops() {
       self->tags.push_back(witness);
     }
     p->witness[2] = curve::scalar::from_u64(42);
-    p->a = memory::buffer<curve::fr>(key->info.domain_size, src);
-    p->b = memory::buffer<curve::fr>(key->info.domain_size, src);
-    p->c = memory::buffer<curve::fr>(key->info.domain_size, src);
     return p;
   };
   ops.finalize = [self](const zk::groth16::key_ptr&, const gpu::partition_ptr& part,

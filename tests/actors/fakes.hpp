@@ -8,7 +8,7 @@
 //   .r1cs path containing "missing" fails to load, one containing "wide"
 //   has 9 wires (the fake key's circuit 8). A
 //   backend whose kind is in lost_kinds throws gpu::device_lost; a result
-//   changed by the fault-injection decorator (actors/fault_inject.hpp) fails
+//   changed by the fault-injection decorator (engine/fault_inject.hpp) fails
 //   the fake self-check.
 // Several fake devices (backend(d)) log what each device prepared and proved
 // in device_events; a device can refuse keys (refuses_key: its prepare()

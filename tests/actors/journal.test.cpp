@@ -72,6 +72,34 @@ std::string refusal(const fs::path& dir) {
 
 void resize(const fs::path& file, uintmax_t size) { fs::resize_file(file, size); }
 
+/// The pipeline with a journal, as serve --state starts: recover() spawns
+/// the journal, starts the runtime with it and has it re-queue the jobs its
+/// store holds; the journal stops with the fixture.
+struct recovery_fixture : det_fixture {
+  journal_actor j;
+
+  ~recovery_fixture() {
+    if (j) self->send_exit(j, caf::exit_reason::user_shutdown);
+  }
+
+  void recover(journal_config jc) {
+    j = sys.spawn(journal, std::move(jc));
+    runtime_config rc;
+    rc.memory_budget = 4 * fake_partition_bytes;
+    rc.journal = j;
+    start(rc);
+    self->send(j, recover_atom::value, rt->registry(), rt->keys());
+    sched.run();
+  }
+
+  /// Every job the registry answers for.
+  std::vector<job_status> statuses() {
+    self->send(rt->registry(), status_atom::value);
+    sched.run();
+    return fetch<std::vector<job_status>>();
+  }
+};
+
 }  // namespace
 
 TEST_CASE("the journal store keeps jobs and finished partitions across reopening") {
@@ -336,7 +364,7 @@ TEST_CASE_FIXTURE(det_fixture, "a submission is answered once the journal has it
   self->send_exit(j, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE_FIXTURE(det_fixture,
+TEST_CASE_FIXTURE(recovery_fixture,
                   "recovery re-queues journaled jobs and proves only partitions without a good proof") {
   temp_dir dir;
   auto store = std::make_shared<journal_store>(dir.path.string());
@@ -354,13 +382,7 @@ TEST_CASE_FIXTURE(det_fixture,
     checked.push_back(proof);
     return proof.find("proof_3") != std::string::npos ? std::string("bad proof") : std::string();
   };
-  auto j = sys.spawn(journal, jc);
-  runtime_config rc;
-  rc.memory_budget = 4 * fake_partition_bytes;
-  rc.journal = j;
-  start(rc);
-  self->send(j, recover_atom::value, rt->registry(), rt->keys());
-  sched.run();
+  recover(jc);
 
   // c completes at once: nothing to prove, and it leaves the journal.
   INFO("events: " << [&] {
@@ -371,18 +393,15 @@ TEST_CASE_FIXTURE(det_fixture,
   CHECK(world->events_of("prove") == std::vector<std::string>{"a0.wtns", "a2.wtns", "a3.wtns", "b0.wtns"});
   CHECK(checked.size() == 4);  // a1, a3, c0, c1
   CHECK(ids_of(store->pending()).empty());
-  self->send(rt->registry(), status_atom::value);
-  sched.run();
-  auto all = fetch<std::vector<job_status>>();
+  auto all = statuses();
   REQUIRE(all.size() == 3);
   for (const auto& s : all) {
     CHECK(s.state == job_state::done);
     CHECK(s.done == s.total);
   }
-  self->send_exit(j, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE_FIXTURE(det_fixture, "jobs the journal holds as finished are answered for after a restart") {
+TEST_CASE_FIXTURE(recovery_fixture, "jobs the journal holds as finished are answered for after a restart") {
   temp_dir dir;
   auto store = std::make_shared<journal_store>(dir.path.string());
   auto record = [&](job_report r) {
@@ -413,17 +432,9 @@ TEST_CASE_FIXTURE(det_fixture, "jobs the journal holds as finished are answered 
                     0, 0);
   journal_config jc;
   jc.store = store;
-  auto j = sys.spawn(journal, jc);
-  runtime_config rc;
-  rc.memory_budget = 4 * fake_partition_bytes;
-  rc.journal = j;
-  start(rc);
-  self->send(j, recover_atom::value, rt->registry(), rt->keys());
-  sched.run();
+  recover(jc);
 
-  self->send(rt->registry(), status_atom::value);
-  sched.run();
-  auto all = fetch<std::vector<job_status>>();
+  auto all = statuses();
   REQUIRE(all.size() == 2);
   CHECK(all[0].id == "s0");
   CHECK(all[0].state == job_state::done);
@@ -439,10 +450,9 @@ TEST_CASE_FIXTURE(det_fixture, "jobs the journal holds as finished are answered 
   CHECK(r.partitions[0].proof_file == "proof_0.json");
   CHECK(r.partitions[2].state == partition_state::cancelled);
   CHECK(world->events_of("prove").empty());  // nothing is proved for them
-  self->send_exit(j, caf::exit_reason::user_shutdown);
 }
 
-TEST_CASE_FIXTURE(det_fixture,
+TEST_CASE_FIXTURE(recovery_fixture,
                   "spooled witnesses of recovered jobs are removed once no unfinished job names "
                   "them") {
   temp_dir dir;
@@ -459,16 +469,8 @@ TEST_CASE_FIXTURE(det_fixture,
                    make_job("dup", {spool + "/4.wtns"})});
   journal_config jc;
   jc.store = store;
-  auto j = sys.spawn(journal, jc);
-  runtime_config rc;
-  rc.memory_budget = 4 * fake_partition_bytes;
-  rc.journal = j;
-  start(rc);
-  self->send(j, recover_atom::value, rt->registry(), rt->keys());
-  sched.run();
-  self->send(rt->registry(), status_atom::value);
-  sched.run();
-  auto all = fetch<std::vector<job_status>>();
+  recover(jc);
+  auto all = statuses();
   REQUIRE(all.size() == 3);
   for (const auto& st : all) CHECK(st.state == job_state::done);
   CHECK_FALSE(fs::exists(sub / "1.wtns"));
@@ -476,7 +478,6 @@ TEST_CASE_FIXTURE(det_fixture,
   CHECK_FALSE(fs::exists(sub / "3.wtns"));
   CHECK(fs::exists(sub / "4.wtns"));
   CHECK(ids_of(store->pending()) == std::set<std::string>{"dup"});
-  self->send_exit(j, caf::exit_reason::user_shutdown);
 }
 
 TEST_CASE("spool directories of earlier runs that no journaled job needs are removed") {

@@ -3,88 +3,29 @@
 #include <doctest/doctest.h>
 
 #include "actors/memory_manager.hpp"
-#include "tests/actors/fixture.hpp"
+#include "tests/support/memory_manager.hpp"
 
 using namespace proofline;
 using namespace proofline::test;
 
 namespace {
 
-job_ptr fake_job(uint64_t seq, priority prio, size_t partitions) {
-  auto j = std::make_shared<job_context>();
-  j->seq = seq;
-  j->spec.id = "j" + std::to_string(seq);
-  j->spec.zkey = "k.zkey";
-  j->spec.prio = prio;
-  for (size_t i = 0; i < partitions; ++i)
-    j->spec.witnesses.push_back(j->spec.id + "_" + std::to_string(i));
-  return j;
+/// Partitions of `bytes`, half of them released early (the bulk).
+std::vector<work_order> orders(const job_ptr& j, uint64_t bytes) { return orders_of(j, bytes, bytes / 2); }
+
+/// The manager with `budget` bytes and `pacing` granted partitions waiting
+/// for a GPU worker, widening up to `max_pacing` (0: no widening).
+memory_manager_config paced(uint64_t budget, uint32_t pacing, uint32_t max_pacing = 0) {
+  return memory_manager_config{budget, pacing, max_pacing ? max_pacing : pacing, nullptr};
 }
-
-std::vector<work_order> orders(const job_ptr& j, uint64_t bytes) {
-  std::vector<work_order> out;
-  for (uint32_t i = 0; i < j->spec.witnesses.size(); ++i) {
-    work_order o;
-    o.part.job = j;
-    o.part.index = i;
-    o.bytes = bytes;
-    o.bulk = bytes / 2;
-    out.push_back(o);
-  }
-  return out;
-}
-
-struct mm_fixture {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scoped_actor self;
-  caf::scheduler::test_coordinator& sched;
-  memory_manager_actor mm;
-
-  explicit mm_fixture(uint64_t budget = 1000, uint32_t pacing = 2, uint32_t max_pacing = 0)
-      : sys(deterministic(cfg)),
-        self(sys, true),
-        sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    mm = sys.spawn(memory_manager, memory_manager_config{budget, pacing,
-                                                         max_pacing ? max_pacing : pacing, nullptr});
-    sched.run();
-  }
-  ~mm_fixture() {
-    self->send_exit(mm, caf::exit_reason::user_shutdown);
-    sched.run();
-  }
-
-  /// Grants waiting in self's mailbox, in arrival order.
-  std::vector<grant> grants() {
-    std::vector<grant> out;
-    bool more = true;
-    while (more)
-      self->receive([&](grant& g) { out.push_back(std::move(g)); },
-                    caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
-    return out;
-  }
-  std::vector<partition_failure> refusals() {
-    std::vector<partition_failure> out;
-    self->receive([&](std::vector<partition_failure>& r) { out = std::move(r); },
-                  caf::after(std::chrono::seconds(0)) >> [] { FAIL("no reply to reserve"); });
-    return out;
-  }
-  memory_stats stats() {
-    self->send(mm, stats_atom::value);
-    sched.run();
-    memory_stats s;
-    self->receive([&](memory_stats& x) { s = x; });
-    return s;
-  }
-};
 
 std::string name(const grant& g) { return g.part.witness(); }
 
 }  // namespace
 
 TEST_CASE("the memory manager answers idle synthesizers only when memory and pacing allow") {
-  mm_fixture f(1000, 2);
-  auto a = fake_job(1, priority::normal, 4);
+  mm_world f(paced(1000, 2));
+  auto a = queued_job(1, 4);
   for (int i = 0; i < 3; ++i) f.self->send(f.mm, pull_atom::value);  // three idle synthesizers
   f.sched.run();
   CHECK(f.grants().empty());  // nothing queued yet
@@ -118,9 +59,9 @@ TEST_CASE("the memory manager answers idle synthesizers only when memory and pac
 }
 
 TEST_CASE("the memory manager refuses a partition larger than the budget and queues the rest") {
-  mm_fixture f(1000, 3);
-  auto j = fake_job(1, priority::normal, 1);
-  auto k = fake_job(2, priority::normal, 1);
+  mm_world f(paced(1000, 3));
+  auto j = queued_job(1, 1);
+  auto k = queued_job(2, 1);
   auto all = orders(j, 5000);
   auto ok = orders(k, 10);
   all.insert(all.end(), ok.begin(), ok.end());
@@ -135,8 +76,8 @@ TEST_CASE("the memory manager refuses a partition larger than the budget and que
 }
 
 TEST_CASE("a granted partition that is dropped unused returns its memory and its pacing slot") {
-  mm_fixture f(100, 1);
-  auto j = fake_job(1, priority::normal, 2);
+  mm_world f(paced(100, 1));
+  auto j = queued_job(1, 2);
   f.self->send(f.mm, reserve_atom::value, orders(j, 60));
   f.self->send(f.mm, pull_atom::value);
   f.self->send(f.mm, pull_atom::value);
@@ -152,8 +93,8 @@ TEST_CASE("a granted partition that is dropped unused returns its memory and its
 }
 
 TEST_CASE("pacing widens only when a GPU worker runs dry while pacing held synthesis back") {
-  mm_fixture f(1000, 1, 3);
-  auto j = fake_job(1, priority::normal, 5);
+  mm_world f(paced(1000, 1, 3));
+  auto j = queued_job(1, 5);
   for (int i = 0; i < 4; ++i) f.self->send(f.mm, pull_atom::value);  // four idle synthesizers
   f.self->send(f.mm, reserve_atom::value, orders(j, 100));
   f.sched.run();
@@ -179,8 +120,8 @@ TEST_CASE("pacing widens only when a GPU worker runs dry while pacing held synth
 }
 
 TEST_CASE("a GPU worker running dry does not widen pacing when memory is what holds synthesis back") {
-  mm_fixture f(250, 1, 4);
-  auto j = fake_job(1, priority::normal, 4);
+  mm_world f(paced(250, 1, 4));
+  auto j = queued_job(1, 4);
   for (int i = 0; i < 3; ++i) f.self->send(f.mm, pull_atom::value);
   f.self->send(f.mm, reserve_atom::value, orders(j, 100));
   f.sched.run();
@@ -198,10 +139,10 @@ TEST_CASE("a GPU worker running dry does not widen pacing when memory is what ho
 }
 
 TEST_CASE("synthesizers left idle by a round of grants lend their threads to it") {
-  mm_fixture f(1000, 8);
+  mm_world f(paced(1000, 8));
   for (int i = 0; i < 5; ++i) f.self->send(f.mm, pull_atom::value);  // five idle synthesizers
   f.sched.run();
-  f.self->send(f.mm, reserve_atom::value, orders(fake_job(1, priority::normal, 2), 100));
+  f.self->send(f.mm, reserve_atom::value, orders(queued_job(1, 2), 100));
   f.sched.run();
   CHECK(f.refusals().empty());
   auto g = f.grants();
@@ -209,7 +150,7 @@ TEST_CASE("synthesizers left idle by a round of grants lend their threads to it"
   CHECK(g[0].threads == 3);  // 1 + the three left idle, shared out: 2 and 1
   CHECK(g[1].threads == 2);
   // With more partitions than idle synthesizers every grant gets one thread.
-  f.self->send(f.mm, reserve_atom::value, orders(fake_job(2, priority::normal, 5), 100));
+  f.self->send(f.mm, reserve_atom::value, orders(queued_job(2, 5), 100));
   f.sched.run();
   CHECK(f.refusals().empty());
   auto g2 = f.grants();

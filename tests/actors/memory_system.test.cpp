@@ -23,6 +23,8 @@
 #include "memory/process.hpp"
 #include "memory/size.hpp"
 #include "tests/actors/fixture.hpp"
+#include "tests/support/memory_manager.hpp"
+#include "tests/support/synthetic_key.hpp"
 #include "zk/curves.hpp"
 
 using namespace proofline;
@@ -31,86 +33,6 @@ using namespace proofline::test;
 namespace {
 
 constexpr uint64_t mib = uint64_t(1) << 20;
-
-job_ptr job_of(uint64_t seq, size_t partitions, priority prio = priority::normal,
-               std::string zkey = "k.zkey") {
-  auto j = std::make_shared<job_context>();
-  j->seq = seq;
-  j->spec.id = "j" + std::to_string(seq);
-  j->spec.zkey = std::move(zkey);
-  j->spec.prio = prio;
-  for (size_t i = 0; i < partitions; ++i)
-    j->spec.witnesses.push_back(j->spec.id + "_" + std::to_string(i));
-  return j;
-}
-
-std::vector<work_order> orders_of(const job_ptr& j, uint64_t bytes, uint64_t pinnable = 0,
-                                  uint64_t working = 0) {
-  std::vector<work_order> out;
-  for (uint32_t i = 0; i < j->spec.witnesses.size(); ++i) {
-    work_order o;
-    o.part.job = j;
-    o.part.index = i;
-    o.bytes = bytes;
-    o.bulk = 0;
-    o.pinnable = pinnable;
-    o.working = working;
-    out.push_back(o);
-  }
-  return out;
-}
-
-/// The memory manager alone under the deterministic scheduler; self plays
-/// the synthesizers and finalizers.
-struct mm_world {
-  caf::actor_system_config cfg;
-  caf::actor_system sys;
-  caf::scoped_actor self;
-  caf::scheduler::test_coordinator& sched;
-  memory_manager_actor mm;
-  std::vector<purge_event> purges;
-
-  explicit mm_world(memory_manager_config c)
-      : sys(deterministic(cfg)),
-        self(sys, true),
-        sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    c.on_purge = [this](const purge_event& e) { purges.push_back(e); };
-    mm = sys.spawn(memory_manager, std::move(c));
-    sched.run();
-  }
-  ~mm_world() {
-    self->send_exit(mm, caf::exit_reason::user_shutdown);
-    sched.run();
-  }
-
-  std::vector<grant> grants() {
-    std::vector<grant> out;
-    bool more = true;
-    while (more)
-      self->receive([&](grant& g) { out.push_back(std::move(g)); },
-                    caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
-    return out;
-  }
-  std::vector<partition_failure> reserve(const std::vector<work_order>& o) {
-    self->send(mm, reserve_atom::value, o);
-    sched.run();
-    std::vector<partition_failure> out;
-    self->receive([&](std::vector<partition_failure>& r) { out = std::move(r); },
-                  caf::after(std::chrono::seconds(0)) >> [] { FAIL("no reply to reserve"); });
-    return out;
-  }
-  void pull(int n) {
-    for (int i = 0; i < n; ++i) self->send(mm, pull_atom::value);
-    sched.run();
-  }
-  memory_stats stats() {
-    self->send(mm, stats_atom::value);
-    sched.run();
-    memory_stats s;
-    self->receive([&](memory_stats& x) { s = x; });
-    return s;
-  }
-};
 
 std::vector<std::string> names(const std::vector<grant>& gs) {
   std::vector<std::string> out;
@@ -185,8 +107,8 @@ TEST_CASE("with purging off, requests are counted and nothing is purged") {
 
 TEST_CASE("cancel drops a job's queued partitions, answers how many, and the next job moves up") {
   mm_world w(memory_manager_config{250, 4, 4});
-  auto j1 = job_of(1, 3);
-  auto j2 = job_of(2, 2);
+  auto j1 = queued_job(1, 3);
+  auto j2 = queued_job(2, 2);
   CHECK(w.reserve(orders_of(j1, 100)).empty());
   CHECK(w.reserve(orders_of(j2, 100)).empty());
   w.pull(4);
@@ -210,7 +132,7 @@ TEST_CASE("cancel drops a job's queued partitions, answers how many, and the nex
 
 TEST_CASE("an older job is never starved by a stream of newer ones that would fit") {
   mm_world w(memory_manager_config{300, 8, 8});
-  auto old_job = job_of(1, 3);
+  auto old_job = queued_job(1, 3);
   CHECK(w.reserve(orders_of(old_job, 200)).empty());
   w.pull(8);
   auto g = w.grants();
@@ -218,7 +140,7 @@ TEST_CASE("an older job is never starved by a stream of newer ones that would fi
   // Newer small jobs keep arriving; each would fit in the 100 left.
   std::vector<grant> later;
   for (uint64_t seq = 2; seq < 8; ++seq) {
-    CHECK(w.reserve(orders_of(job_of(seq, 1), 50)).empty());
+    CHECK(w.reserve(orders_of(queued_job(seq, 1), 50)).empty());
     auto more = w.grants();
     CHECK(more.empty());  // j1_1 is the head and waits; nobody overtakes it
   }
@@ -238,9 +160,9 @@ TEST_CASE("a pooled partition gets a block with its grant; the head waits for th
   CHECK(before.pool == 16 * mib);
   CHECK_FALSE(before.pool_pinned);  // no pinner: ordinary pages
   CHECK(before.reserved == 16 * mib);  // counted once, at start
-  auto j = job_of(1, 4);
+  auto j = queued_job(1, 4);
   // 6 MiB blocks: two fit in the pool at once; working copies of 1 MiB each.
-  CHECK(w.reserve(orders_of(j, 7 * mib, 6 * mib, 1 * mib)).empty());
+  CHECK(w.reserve(orders_of(j, 7 * mib, 0, 6 * mib, 1 * mib)).empty());
   w.pull(4);
   auto g = w.grants();
   REQUIRE(names(g) == std::vector<std::string>{"j1_0", "j1_1"});
@@ -269,7 +191,7 @@ TEST_CASE("a partition larger than the pool is pageable, reserved whole") {
   memory_manager_config c{64 * mib, 8, 8};
   c.pool_bytes = 4 * mib;
   mm_world w(c);
-  CHECK(w.reserve(orders_of(job_of(1, 1), 7 * mib, 6 * mib, 1 * mib)).empty());
+  CHECK(w.reserve(orders_of(queued_job(1, 1), 7 * mib, 0, 6 * mib, 1 * mib)).empty());
   w.pull(1);
   auto g = w.grants();
   REQUIRE(g.size() == 1);
@@ -284,13 +206,13 @@ TEST_CASE("keys are charged when loaded, hold back grants, and refuse partitions
   CHECK(w.stats().keys == 600);
   CHECK(w.stats().reserved == 600);
 
-  auto refused = w.reserve(orders_of(job_of(1, 1), 500));
+  auto refused = w.reserve(orders_of(queued_job(1, 1), 500));
   REQUIRE(refused.size() == 1);
   CHECK(refused[0].error.file == "k.zkey");
   CHECK(refused[0].error.message ==
         "k.zkey: partition needs 500 B beside its proving key (600 B), the memory budget is 1000 B");
 
-  CHECK(w.reserve(orders_of(job_of(2, 2), 300)).empty());
+  CHECK(w.reserve(orders_of(queued_job(2, 2), 300)).empty());
   w.pull(2);
   auto g = w.grants();
   CHECK(names(g) == std::vector<std::string>{"j2_0"});  // 600 + 300; the second waits
@@ -308,7 +230,7 @@ TEST_CASE("other jobs' keys never deadlock the queue: with nothing in flight the
   w.sched.run();
   // 300 fits beside its own key (500), not beside both keys: b's job waits
   // behind this one, so b's key would never be released.
-  CHECK(w.reserve(orders_of(job_of(1, 1, priority::normal, "a.zkey"), 300)).empty());
+  CHECK(w.reserve(orders_of(queued_job(1, 1, priority::normal, "a.zkey"), 300)).empty());
   w.pull(1);
   auto g = w.grants();
   REQUIRE(names(g) == std::vector<std::string>{"j1_0"});
@@ -336,30 +258,15 @@ struct heavy_world : std::enable_shared_from_this<heavy_world> {
   std::vector<int> arena_seen;
   std::atomic<uint64_t> over_budget{0};
 
-  uint64_t domain() const { return uint64_t(1) << log_domain; }
-
   prover_ops ops() {
     auto self = shared_from_this();
     prover_ops ops;
     ops.load_key = [self](const std::string& path) -> zk::groth16::key_ptr {
-      auto key = std::make_shared<zk::groth16::proving_key_base>();
-      key->path = path;
-      key->info.curve = zk::curve_id::bn254;
-      key->info.n8q = key->info.n8r = 32;
-      key->info.n_vars = self->n_vars;
-      key->info.n_public = 2;
-      key->info.domain_size = static_cast<uint32_t>(self->domain());
-      key->info.log_domain = self->log_domain;
-      return key;
+      return synthetic_key(path, self->n_vars, self->log_domain);
     };
-    ops.synthesize = [self](const zk::groth16::key_ptr& key, const synthesis_request& req,
-                            synthesis_timing&) -> gpu::partition_ptr {
-      const memory::source& src = req.buffers;
-      auto p = std::make_shared<gpu::partition<curve>>();
-      p->witness = memory::buffer<curve::scalar>(key->info.n_vars, src);
-      p->a = memory::buffer<curve::fr>(key->info.domain_size, src);
-      p->b = memory::buffer<curve::fr>(key->info.domain_size, src);
-      p->c = memory::buffer<curve::fr>(key->info.domain_size, src);
+    ops.synthesize = [](const zk::groth16::key_ptr& key, const synthesis_request& req,
+                        synthesis_timing&) -> gpu::partition_ptr {
+      auto p = synthetic_partition(key, req.buffers);
       for (auto* b : {static_cast<void*>(p->a.data()), static_cast<void*>(p->b.data()),
                       static_cast<void*>(p->c.data())})
         std::memset(b, 3, p->a.bytes());
@@ -575,14 +482,7 @@ TEST_CASE_FIXTURE(det_fixture, "a loaded key is charged with its real bytes and 
   uint64_t key_bytes = 0;
   std::weak_ptr<const zk::groth16::proving_key_base> loaded;
   ops.load_key = [&key_bytes, &loaded](const std::string& path) -> zk::groth16::key_ptr {
-    auto key = std::make_shared<zk::groth16::proving_key<curve>>();
-    key->path = path;
-    key->info.curve = zk::curve_id::bn254;
-    key->info.n8q = key->info.n8r = 32;
-    key->info.n_vars = 8;
-    key->info.n_public = 2;
-    key->info.domain_size = 16;
-    key->info.log_domain = 4;
+    auto key = synthetic_key<zk::groth16::proving_key<curve>>(path, 8, 4);
     key->points_h.resize(1000);  // points a typed key really holds
     key->points_b2.resize(100);
     key_bytes = key->bytes();
@@ -609,13 +509,13 @@ TEST_CASE("a pool sized by its first partitions is made once, for that many of t
   c.pool_partitions = 3;     // room for three partitions in flight
   mm_world w(c);
   CHECK(w.stats().pool == 0);  // nothing yet: no partition has asked
-  CHECK(w.reserve(orders_of(job_of(1, 2), 6 * mib, 5 * mib, 1 * mib)).empty());
+  CHECK(w.reserve(orders_of(queued_job(1, 2), 6 * mib, 0, 5 * mib, 1 * mib)).empty());
   auto s = w.stats();
   CHECK(s.pool == 15 * mib);  // 3 × 5 MiB
   CHECK(s.reserved >= 15 * mib);
   // A later, larger key does not grow it (pinned once): its partitions fit
   // three blocks no more, one at most, and larger ones become pageable.
-  CHECK(w.reserve(orders_of(job_of(2, 1), 40 * mib, 20 * mib, 20 * mib)).empty());
+  CHECK(w.reserve(orders_of(queued_job(2, 1), 40 * mib, 0, 20 * mib, 20 * mib)).empty());
   CHECK(w.stats().pool == 15 * mib);
   w.pull(3);
   auto g = w.grants();

@@ -253,7 +253,7 @@ struct devices_fixture {
   devices_fixture()
       : sys(deterministic(cfg)),
         sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    s = sys.spawn(proofline::scheduler);
+    s = sys.spawn(proofline::placing_scheduler, proofline::scheduler_config{});
     for (int d = 0; d < 3; ++d) w.push_back(std::make_unique<caf::scoped_actor>(sys, true));
     sched.run();
   }

@@ -2,16 +2,16 @@
 // backend first, then another GPU or the fallback backend, then failure
 // naming the partition and the backend; a lost device's partitions go
 // elsewhere at once. Deterministic pipeline on fake backends, with the
-// fault-injection decorator (actors/fault_inject.hpp) as the bad backend.
+// fault-injection decorator (engine/fault_inject.hpp) as the bad backend.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
-#include "actors/fault_inject.hpp"
 #include "actors/result_file.hpp"
 #include "actors/retry_policy.hpp"
+#include "engine/fault_inject.hpp"
 #include "tests/actors/fixture.hpp"
 
 using namespace proofline;
@@ -29,7 +29,7 @@ runtime_config small_runtime() {
 }
 
 std::shared_ptr<gpu::backend> corrupting(const std::shared_ptr<gpu::backend>& b) {
-  return with_faults({b}, parse_faults("corrupt:all")).front();
+  return engine::with_faults({b}, engine::parse_faults("corrupt:all")).front();
 }
 
 long count(const strings& v, const std::string& x) { return std::count(v.begin(), v.end(), x); }
@@ -143,7 +143,7 @@ TEST_CASE_FIXTURE(det_fixture,
 TEST_CASE_FIXTURE(det_fixture,
                   "a fallback that fails too fails the job, naming the partition and the backend") {
   auto rc = small_runtime();
-  rc.fallback = with_faults({world->backend("cpu")}, parse_faults("throw:all")).front();
+  rc.fallback = engine::with_faults({world->backend("cpu")}, engine::parse_faults("throw:all")).front();
   auto r = prove_job(rc, {corrupting(world->backend("cuda"))},
                      make_job("k", {"k0.wtns", "k1.wtns"}));
 

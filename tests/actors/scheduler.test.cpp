@@ -24,7 +24,7 @@ struct sched_fixture {
       : sys(deterministic(cfg)),
         self(sys, true),
         sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    s = sys.spawn(proofline::scheduler);
+    s = sys.spawn(proofline::placing_scheduler, proofline::scheduler_config{});
     sched.run();
   }
   ~sched_fixture() {

@@ -7,12 +7,8 @@
 # WORK_DIR is a scratch directory under the build tree, emptied first. The
 # script runs inside WORK_DIR; every helper exits 1 with a FAIL line on the
 # first broken expectation.
-set -euo pipefail
-
-if [ "$#" -ne 4 ]; then
-  echo "usage: $0 PROOFLINE FIXTURES_DIR REPO_ROOT WORK_DIR" >&2
-  exit 2
-fi
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)/lib.sh"
+expect_args "PROOFLINE FIXTURES_DIR REPO_ROOT WORK_DIR" 4 "$@"
 proofline=$1
 fixtures=$2
 repo=$3
@@ -20,23 +16,12 @@ work=$4
 e2e_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 snarkjs=$repo/node_modules/.bin/snarkjs
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-[ -x "$proofline" ] || fail "$proofline: not an executable"
-[ -x "$snarkjs" ] || fail "$snarkjs: not installed (run scripts/setup.sh)"
+need_executable "$proofline"
+need_executable "$snarkjs" "not installed (run scripts/setup.sh)"
 [ -d "$fixtures/bn254/small" ] || fail "$fixtures: no fixtures (run scripts/make-fixtures.sh)"
 command -v python3 >/dev/null || fail "python3 not found"
 
-case "$work" in
-  */e2e/*) ;;
-  *) fail "refusing to empty $work: the work directory must lie under .../e2e/" ;;
-esac
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work"
+enter_work_dir "$work" e2e
 
 # check SUBCOMMAND ARGS...: one of e2e_check.py's contract checks.
 check() {

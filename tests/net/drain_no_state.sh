@@ -16,12 +16,7 @@ expect_rc 0 submit_queued "$proofline" submit --connect "$ep" --no-wait queued.j
 "$proofline" await --connect "$ep" queued >await.log 2>&1 &
 await_pid=$!
 wait_until 120 test -f out/first/proof_0.json || fail "no partition finished: $(tail -3 srv.err)"
-kill -TERM "$serve_pid"
-set +e
-wait "$serve_pid"
-rc=$?
-set -e
-[ "$rc" = 143 ] || fail "serve exited $rc after SIGTERM, expected 143"
+stop_serve
 grep -q "drained in" srv.err || fail "serve did not drain: $(tail -5 srv.err)"
 [ -f out/queued/result.json ] || fail "the dropped job got no result.json: $(tail -5 srv.err)"
 python3 - out/queued/result.json <<'PY' || fail "result.json of the dropped job: $(cat out/queued/result.json)"

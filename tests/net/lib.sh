@@ -8,12 +8,8 @@
 # a scratch directory under the build tree, emptied first. Every process a
 # test starts is stopped on exit, by its pid. Helpers exit 1 with a FAIL line
 # on the first broken expectation.
-set -euo pipefail
-
-if [ "$#" -ne 5 ]; then
-  echo "usage: $0 PROOFLINE NET_PROBE FIXTURES_DIR REPO_ROOT WORK_DIR" >&2
-  exit 2
-fi
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)/lib.sh"
+expect_args "PROOFLINE NET_PROBE FIXTURES_DIR REPO_ROOT WORK_DIR" 5 "$@"
 proofline=$1
 net_probe=$2
 fixtures=$3
@@ -33,18 +29,12 @@ fail() {
   exit 1
 }
 
-[ -x "$proofline" ] || fail "$proofline: not an executable"
-[ -x "$repo/node_modules/.bin/snarkjs" ] || fail "snarkjs not installed (run scripts/setup.sh)"
+need_executable "$proofline"
+need_executable "$repo/node_modules/.bin/snarkjs" "not installed (run scripts/setup.sh)"
 [ -f "$medium/circuit.zkey" ] || fail "$fixtures: no fixtures"
 command -v python3 >/dev/null || fail "python3 not found"
 
-case "$work" in
-  */net/work/*) ;;
-  *) fail "refusing to empty $work: the work directory must lie under .../net/work/" ;;
-esac
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work"
+enter_work_dir "$work" net/work
 # Every serve and client of a test shares one credential directory: the
 # first listening serve creates it (mutual TLS is the default on every link).
 export PROOFLINE_TLS_DIR=$work/tls
@@ -85,6 +75,18 @@ serve() {
     sleep 0.1
   done
   fail "serve $* did not listen within 10 s"
+}
+
+# stop_serve: SIGTERM to the serve of $serve_pid, then waits for it; fails
+# unless it exits 143 (128 + SIGTERM: serve drains, then ends by the signal).
+stop_serve() {
+  local rc
+  kill -TERM "$serve_pid"
+  set +e
+  wait "$serve_pid"
+  rc=$?
+  set -e
+  [ "$rc" = 143 ] || fail "serve exited $rc after SIGTERM, expected 143"
 }
 
 # expect_rc WANT LABEL CMD...: runs CMD with its output in LABEL.log; fails

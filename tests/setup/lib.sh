@@ -1,33 +1,19 @@
 # Shared by the `proofline setup` end-to-end scripts (sourced):
 #   SCRIPT PROOFLINE REPO_ROOT WORK_DIR
-# Sets proofline, repo, work, snarkjs and circom; defines fail and usage;
-# empties WORK_DIR (which must lie under .../setup/) and enters it.
-set -euo pipefail
-
-if [ "$#" -ne 3 ]; then
-  echo "usage: $0 PROOFLINE REPO_ROOT WORK_DIR" >&2
-  exit 2
-fi
+# Sets proofline, repo, work, snarkjs and circom; defines usage (fail comes
+# from tests/support/lib.sh); empties WORK_DIR (which must lie under
+# .../setup/) and enters it.
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)/lib.sh"
+expect_args "PROOFLINE REPO_ROOT WORK_DIR" 3 "$@"
 proofline=$1
 repo=$2
 work=$3
 snarkjs=$repo/node_modules/.bin/snarkjs
 circom=$repo/node_modules/.bin/circom2
 
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
-
-[ -x "$proofline" ] || fail "$proofline: not an executable"
-[ -x "$snarkjs" ] || fail "$snarkjs: not installed (run scripts/setup.sh)"
-case "$work" in
-  */setup/*) ;;
-  *) fail "refusing to empty $work: the work directory must lie under .../setup/" ;;
-esac
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work"
+need_executable "$proofline"
+need_executable "$snarkjs" "not installed (run scripts/setup.sh)"
+enter_work_dir "$work" setup
 
 # usage WANT_TEXT ARGS...: proofline setup ARGS exits 2 and prints WANT_TEXT.
 usage() {

@@ -1,20 +1,18 @@
 # Shared by the witness generator scripts (sourced):  SCRIPT PROOFLINE REPO_ROOT WORK_DIR
-# Sets proofline, repo, work, snarkjs, circom; defines fail, compile_circom,
-# same_witness and calc_fails; empties WORK_DIR (under .../witness/) and enters it.
-set -euo pipefail
-[ "$#" -eq 3 ] || { echo "usage: $0 PROOFLINE REPO_ROOT WORK_DIR" >&2; exit 2; }
+# Sets proofline, repo, work, snarkjs, circom; defines compile_circom,
+# same_witness and calc_fails (fail comes from tests/support/lib.sh); empties
+# WORK_DIR (under .../witness/) and enters it.
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")/../support" && pwd)/lib.sh"
+expect_args "PROOFLINE REPO_ROOT WORK_DIR" 3 "$@"
 proofline=$1
 repo=$2
 work=$3
 snarkjs=$repo/node_modules/.bin/snarkjs
 circom=$repo/node_modules/.bin/circom2
-fail() { echo "FAIL: $*" >&2; exit 1; }
-[ -x "$proofline" ] || fail "$proofline: not an executable"
-[ -x "$snarkjs" ] && [ -x "$circom" ] || fail "snarkjs or circom2 not installed (run scripts/setup.sh)"
-case "$work" in */witness/*) ;; *) fail "refusing to empty $work: it must lie under .../witness/" ;; esac
-rm -rf "$work"
-mkdir -p "$work"
-cd "$work"
+need_executable "$proofline"
+need_executable "$snarkjs" "not installed (run scripts/setup.sh)"
+need_executable "$circom" "not installed (run scripts/setup.sh)"
+enter_work_dir "$work" witness
 
 # compile_circom SRC NAME OUTDIR [circom options...]: NAME.circom compiled
 # into OUTDIR (circom2 runs under WASI and sees the working directory only).

@@ -5,7 +5,7 @@
 // e(G1, G2)^(alpha beta), so the key needs only e(G1, G2) (a constant, taken
 // from snarkjs: `curve.pairing(curve.G1.g, curve.G2.g)` in ffjavascript
 // 0.3 / snarkjs 0.7.6) and exponentiation in Fq12. The constant is checked by
-// tests/setup, which compares a whole exported verification key with snarkjs's.
+// tests/zk/dev, which compares a whole exported verification key with snarkjs's.
 //
 // Fq12 is built as snarkjs (wasmcurves) builds it, so its elements print in
 // the same coordinates: Fq6 = Fq2[v] / (v^3 - xi), Fq12 = Fq6[w] / (w^2 - v),

@@ -6,7 +6,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
-#include "helpers.hpp"
+#include "tests/gpu/helpers.hpp"  // fixture files, decimals
 
 using namespace proofline;
 using zk::groth16::roots;

@@ -1,10 +1,10 @@
-#include "actors/fault_inject.hpp"
+#include "engine/fault_inject.hpp"
 
 #include <atomic>
 #include <cstdlib>
 #include <stdexcept>
 
-namespace proofline {
+namespace proofline::engine {
 
 namespace {
 
@@ -88,11 +88,9 @@ std::vector<std::shared_ptr<gpu::backend>> with_faults(std::vector<std::shared_p
   return backends;
 }
 
-std::vector<std::shared_ptr<gpu::backend>> with_faults_from_env(
-    std::vector<std::shared_ptr<gpu::backend>> backends) {
+std::string fault_spec_from_env() {
   const char* spec = std::getenv("PROOFLINE_FAULT_INJECT");
-  if (!spec || !*spec) return backends;
-  return with_faults(std::move(backends), parse_faults(spec));
+  return spec ? spec : "";
 }
 
-}  // namespace proofline
+}  // namespace proofline::engine

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/setup/helpers.hpp"
+#include "tests/zk/dev/helpers.hpp"
 #include "zk/dev/r1cs.hpp"
 #include "zk/formats/error.hpp"
 #include "zk/formats/r1cs.hpp"

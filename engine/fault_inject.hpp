@@ -1,18 +1,21 @@
 // Test-only fault injection: a backend decorator that corrupts or fails
 // chosen proofs, so the runtime's pairing self-check and retries can be
-// tested on any backend. Never active by default: only the environment
-// variable PROOFLINE_FAULT_INJECT switches it on, and the runtime logs a
-// warning when it does.
+// tested on any backend. Never active by default: the runtime builder
+// (engine/runtime_builder.hpp) reads the environment variable
+// PROOFLINE_FAULT_INJECT once, wraps the backends it hands to the runtime
+// when the variable is set, and logs a warning when it does. Tests of the
+// actors call with_faults() themselves.
 //
 //   PROOFLINE_FAULT_INJECT=corrupt:2        the 2nd prove() call returns a wrong result
 //   PROOFLINE_FAULT_INJECT=throw:3,corrupt:5 the 3rd throws gpu::backend_error, the 5th is wrong
 //   PROOFLINE_FAULT_INJECT=corrupt:all      every result is wrong (a permanently bad backend)
 //
 // Calls are counted from 1 over every backend of the process together, in
-// the order prove() is entered. The runtime wraps its primary backends only,
+// the order prove() is entered. The builder wraps the primary backends only,
 // never the fallback (runtime_config::fallback), so with CUDA a backend that
-// corrupts every proof shows the CPU fallback proving the retries. A wrong result has pi_a's MSM moved by the
-// G1 generator: a well-formed proof that fails verification.
+// corrupts every proof shows the CPU fallback proving the retries. A wrong
+// result has pi_a's MSM moved by the G1 generator: a well-formed proof that
+// fails verification.
 #pragma once
 
 #include <memory>
@@ -21,7 +24,7 @@
 
 #include "gpu/backend.hpp"
 
-namespace proofline {
+namespace proofline::engine {
 
 struct fault {
   enum class kind { corrupt, fail } what = kind::corrupt;
@@ -36,9 +39,7 @@ std::vector<fault> parse_faults(const std::string& text);
 std::vector<std::shared_ptr<gpu::backend>> with_faults(std::vector<std::shared_ptr<gpu::backend>> backends,
                                                   const std::vector<fault>& faults);
 
-/// with_faults(backends, parse_faults($PROOFLINE_FAULT_INJECT)) when the
-/// variable is set and not empty; the backends unchanged otherwise.
-std::vector<std::shared_ptr<gpu::backend>> with_faults_from_env(
-    std::vector<std::shared_ptr<gpu::backend>> backends);
+/// The value of PROOFLINE_FAULT_INJECT, or "" when it is not set.
+std::string fault_spec_from_env();
 
-}  // namespace proofline
+}  // namespace proofline::engine
