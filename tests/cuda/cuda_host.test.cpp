@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cuda/ntt_families.hpp"
 #include "cases.hpp"
 #include "gpu/cpu/msm.hpp"
 #include "gpu/cpu/ntt.hpp"
@@ -300,13 +301,13 @@ void check_ntt(unsigned log_n, std::mt19937_64& rng) {
                     pool());
       auto work = x;
       std::vector<F> got(n);
-      ntt::transform(ex, dom.view, work.data(), got.data(), inverse, kc);
+      ntt::families::transform(ex, dom.view, work.data(), got.data(), inverse, kc);
       CHECK(got == want);
     }
     auto want = x;
     gpu::cpu::to_odd_coset(want.data(), log_n, pool());
     auto got = x;
-    ntt::to_odd_coset(ex, dom.view, got.data(), kc);
+    ntt::families::to_odd_coset(ex, dom.view, got.data(), kc);
     CHECK(got == want);
     if (n > 1) CHECK(got != x);
   }
