@@ -709,6 +709,24 @@ TEST_CASE("the NTT pipeline on the host matches the CPU backend") {
   }
 }
 
+TEST_CASE("the prover's NTT entry points refuse the kinds only the tests and benchmarks carry") {
+  namespace ntt = gpu::cuda::ntt;
+  using fr = zk::bn254::fr;
+  std::mt19937_64 rng(37);
+  const unsigned log_n = 4;
+  test::emulated_domain<fr> dom(log_n);
+  const gpu::cuda::host_exec ex;
+  for (const char* spec : {"registers", "tiled"}) {
+    const std::string name = spec;
+    CAPTURE(name);
+    const ntt::kernel kc = ntt::parse_kernel(spec);
+    auto x = test::make_elements<fr>(std::size_t(1) << log_n, rng);
+    std::vector<fr> out(x.size());
+    CHECK_THROWS_AS(ntt::transform(ex, dom.view, x.data(), out.data(), false, kc), std::invalid_argument);
+    CHECK_THROWS_AS(ntt::to_odd_coset(ex, dom.view, x.data(), kc), std::invalid_argument);
+  }
+}
+
 TEST_CASE("h is a*b - c out of Montgomery form") {
   using fr = zk::bn254::fr;
   std::mt19937_64 rng(41);
