@@ -21,7 +21,7 @@
 #if PROOFLINE_HAVE_CUDA
 #include "gpu/cuda/cuda_backend.hpp"
 #include "gpu/cuda/msm_pipeline.hpp"
-#include "gpu/cuda/testing.hpp"
+#include "bench/cuda/testing.hpp"
 #endif
 
 namespace proofline::bench {

@@ -17,7 +17,7 @@
 
 #include "bench/kernels.hpp"
 #if PROOFLINE_HAVE_CUDA
-#include "gpu/cuda/testing.hpp"
+#include "bench/cuda/testing.hpp"
 #endif
 
 int main(int argc, char** argv) {
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "proofline-bench: {}\n", e.what());
     return 2;
   }
-  if (req.what == "field") {  // device field-product variants (gpu/cuda/field_bench.cu)
+  if (req.what == "field") {  // device field-product variants (bench/cuda/field_bench.cu)
 #if PROOFLINE_HAVE_CUDA
     try {
       for (const auto& r : gpu::cuda::testing::field_bench(req.device))

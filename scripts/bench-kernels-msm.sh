@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The MSM level-1 kernels (PROOFLINE_MSM_KERNEL) and window reductions
-# (PROOFLINE_MSM_REDUCE, gpu/cuda/msm_pipeline.hpp) against each other on
+# (PROOFLINE_MSM_REDUCE, gpu/cuda/msm/tuning.hpp) against each other on
 # the GPU host, in one call (issue 14): correctness first, then timings.
 #
 #   scripts/bench-kernels-msm.sh CARRY_DIR

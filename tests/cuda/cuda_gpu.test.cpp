@@ -41,7 +41,7 @@
 #include "gpu/cuda/factory.hpp"
 #include "gpu/cuda/key_tables.hpp"
 #include "gpu/cuda/msm_pipeline.hpp"
-#include "gpu/cuda/testing.hpp"
+#include "bench/cuda/testing.hpp"
 #include "zk/formats/atomic_file.hpp"
 #include "zk/formats/proof_json.hpp"
 #include "zk/formats/wtns.hpp"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/cuda/ntt_families.hpp"
 #include "cases.hpp"
 #include "gpu/cpu/msm.hpp"
 #include "gpu/cpu/ntt.hpp"
@@ -300,13 +301,13 @@ void check_ntt(unsigned log_n, std::mt19937_64& rng) {
                     pool());
       auto work = x;
       std::vector<F> got(n);
-      ntt::transform(ex, dom.view, work.data(), got.data(), inverse, kc);
+      ntt::families::transform(ex, dom.view, work.data(), got.data(), inverse, kc);
       CHECK(got == want);
     }
     auto want = x;
     gpu::cpu::to_odd_coset(want.data(), log_n, pool());
     auto got = x;
-    ntt::to_odd_coset(ex, dom.view, got.data(), kc);
+    ntt::families::to_odd_coset(ex, dom.view, got.data(), kc);
     CHECK(got == want);
     if (n > 1) CHECK(got != x);
   }
@@ -705,6 +706,24 @@ TEST_CASE("the NTT pipeline on the host matches the CPU backend") {
   }
   SUBCASE("BLS12-381, 2^1, 2^4, 2^9") {
     for (unsigned k : {1u, 4u, 9u}) check_ntt<zk::bls12_381::fr>(k, rng);
+  }
+}
+
+TEST_CASE("the prover's NTT entry points refuse the kinds only the tests and benchmarks carry") {
+  namespace ntt = gpu::cuda::ntt;
+  using fr = zk::bn254::fr;
+  std::mt19937_64 rng(37);
+  const unsigned log_n = 4;
+  test::emulated_domain<fr> dom(log_n);
+  const gpu::cuda::host_exec ex;
+  for (const char* spec : {"registers", "tiled"}) {
+    const std::string name = spec;
+    CAPTURE(name);
+    const ntt::kernel kc = ntt::parse_kernel(spec);
+    auto x = test::make_elements<fr>(std::size_t(1) << log_n, rng);
+    std::vector<fr> out(x.size());
+    CHECK_THROWS_AS(ntt::transform(ex, dom.view, x.data(), out.data(), false, kc), std::invalid_argument);
+    CHECK_THROWS_AS(ntt::to_odd_coset(ex, dom.view, x.data(), kc), std::invalid_argument);
   }
 }
 

@@ -1,9 +1,11 @@
-// gpu/cuda/testing.hpp: one-shot operations and timing loops on a device.
+// bench/cuda/testing.hpp: one-shot operations and timing loops on a device.
 #include <random>
 #include <type_traits>
 
+#include "bench/cuda/ntt_families.hpp"
+#include "bench/cuda/testing.hpp"
+#include "gpu/cuda/device_exec.cuh"
 #include "gpu/cuda/ops.cuh"
-#include "gpu/cuda/testing.hpp"
 
 namespace proofline::gpu::cuda::testing {
 
@@ -52,6 +54,26 @@ void to_host(T* h, const device_buffer<T>& d, cudaStream_t s) {
 
 cuda::ntt::kernel pick_kernel(const std::string& spec) {
   return spec.empty() ? cuda::ntt::default_kernel() : cuda::ntt::parse_kernel(spec);
+}
+
+/// The transform of kernel kc on stream s: the prover's own entry point
+/// (ops.cuh) for fused passes, the other kinds from ntt_families.hpp.
+template <class F>
+void run_transform(const cuda::ntt::tables<F>& t, F* x, F* out, bool inverse, cudaStream_t s,
+                   const cuda::ntt::kernel& kc) {
+  if (kc.kind == cuda::ntt::kernel::fused)
+    transform(t, x, out, inverse, s, kc);
+  else
+    cuda::ntt::families::transform(device_exec{s}, t, x, out, inverse, kc);
+}
+
+/// The odd-coset step of kernel kc on stream s, as run_transform picks.
+template <class F>
+void run_odd_coset(const cuda::ntt::tables<F>& t, F* x, cudaStream_t s, const cuda::ntt::kernel& kc) {
+  if (kc.kind == cuda::ntt::kernel::fused)
+    cuda::odd_coset(t, x, s, kc);
+  else
+    cuda::ntt::families::to_odd_coset(device_exec{s}, t, x, kc);
 }
 
 }  // namespace
@@ -108,7 +130,7 @@ void ntt(F* data, unsigned log_n, bool inverse, int device, const std::string& k
   const std::size_t n = std::size_t(1) << log_n;
   auto x = to_device(data, n, st.get());
   device_buffer<F> out(n);
-  transform(dom.view, x.get(), out.get(), inverse, st.get(), kc);
+  run_transform(dom.view, x.get(), out.get(), inverse, st.get(), kc);
   to_host(data, out, st.get());
 }
 
@@ -120,7 +142,7 @@ void odd_coset(F* data, unsigned log_n, int device, const std::string& kernel) {
   device_domain<F> dom;
   build_domain(dom, log_n, st.get());
   auto x = to_device(data, std::size_t(1) << log_n, st.get());
-  cuda::odd_coset(dom.view, x.get(), st.get(), kc);
+  run_odd_coset(dom.view, x.get(), st.get(), kc);
   to_host(data, x, st.get());
 }
 
@@ -233,9 +255,9 @@ std::vector<double> time_ntt_typed(unsigned log_n, bool coset, unsigned warmup, 
   for (unsigned r = 0; r < warmup + runs; ++r) {
     start.record(s);
     if (coset)
-      cuda::odd_coset(dom.view, x.get(), s, kc);
+      run_odd_coset(dom.view, x.get(), s, kc);
     else
-      transform(dom.view, x.get(), y.get(), false, s, kc);
+      run_transform(dom.view, x.get(), y.get(), false, s, kc);
     stop.record(s);
     stop.synchronize();
     if (r >= warmup) ms.push_back(stop.since(start));

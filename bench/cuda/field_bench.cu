@@ -2,13 +2,13 @@
 // field_bench): the same chains of products computed with the generic
 // 64-bit-word code and each PROOFLINE_FF_DEVICE_MUL variant of
 // zk/ff/mont32.hpp, checked against each other and against the host, timed
-// with CUDA events. The fastest correct variant is the default (measured on
-// an H200: docs/BENCHMARKS.md).
+// with CUDA events. The fastest correct variant is the default
+// (docs/BENCHMARKS.md).
 #include <algorithm>
 #include <random>
 
 #include "gpu/cuda/resources.cuh"
-#include "gpu/cuda/testing.hpp"
+#include "bench/cuda/testing.hpp"
 
 namespace proofline::gpu::cuda::testing {
 

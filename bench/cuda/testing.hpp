@@ -28,8 +28,9 @@ zk::ec::jacobian<G> msm(const zk::ec::affine<G>* points, const typename C::scala
                         const std::string& level1 = "", const std::string& reduce = "");
 
 /// Natural-order forward or inverse NTT of data[0 .. 2^log_n), in place;
-/// kernel: which passes, as ntt::parse_kernel spells them (gpu/cuda/
-/// ntt_pipeline.hpp); empty = ntt::default_kernel().
+/// kernel: which passes, as ntt::parse_kernel spells them (gpu/cuda/ntt/
+/// tuning.hpp; registers and tiled from bench/cuda/ntt_families.hpp);
+/// empty = ntt::default_kernel().
 template <class F>
 void ntt(F* data, unsigned log_n, bool inverse, int device, const std::string& kernel = "");
 
