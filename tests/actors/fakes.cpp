@@ -3,7 +3,7 @@
 #include <thread>
 
 #include "gpu/device_lost.hpp"
-#include "tests/support/synthetic_key.hpp"
+#include "gpu/synthetic.hpp"
 #include "zk/curves.hpp"
 #include "zk/formats/error.hpp"
 
@@ -126,8 +126,8 @@ prover_ops fake_world::ops() {
       if (auto it = self->key_points.find(path); it != self->key_points.end()) points = it->second;
     }
     const uint32_t log_domain = path.find("huge") != std::string::npos ? 20 : 4;
-    if (!points) return synthetic_key(path, 8, log_domain);
-    auto typed = synthetic_key<zk::groth16::proving_key<curve>>(path, 8, log_domain);
+    if (!points) return gpu::synthetic_key(path, 8, log_domain);
+    auto typed = gpu::synthetic_key<zk::groth16::proving_key<curve>>(path, 8, log_domain);
     typed->points_h.resize(points);
     return typed;
   };
@@ -154,7 +154,7 @@ prover_ops fake_world::ops() {
     std::this_thread::sleep_for(self->synth_delay);
     if (witness.find("bad") != std::string::npos)
       throw zk::formats::format_error(witness, "1520 witness values, " + key->path + " expects 8");
-    auto p = synthetic_partition(key, src);
+    auto p = gpu::synthetic_partition(key, src);
     for (auto& v : p->witness) v = curve::scalar::zero();
     p->witness[0] = curve::scalar::from_u64(1);
     {

@@ -24,7 +24,7 @@
 #include "memory/size.hpp"
 #include "tests/actors/fixture.hpp"
 #include "tests/support/memory_manager.hpp"
-#include "tests/support/synthetic_key.hpp"
+#include "gpu/synthetic.hpp"
 #include "zk/curves.hpp"
 
 using namespace proofline;
@@ -262,11 +262,11 @@ struct heavy_world : std::enable_shared_from_this<heavy_world> {
     auto self = shared_from_this();
     prover_ops ops;
     ops.load_key = [self](const std::string& path) -> zk::groth16::key_ptr {
-      return synthetic_key(path, self->n_vars, self->log_domain);
+      return gpu::synthetic_key(path, self->n_vars, self->log_domain);
     };
     ops.synthesize = [](const zk::groth16::key_ptr& key, const synthesis_request& req,
                         synthesis_timing&) -> gpu::partition_ptr {
-      auto p = synthetic_partition(key, req.buffers);
+      auto p = gpu::synthetic_partition(key, req.buffers);
       for (auto* b : {static_cast<void*>(p->a.data()), static_cast<void*>(p->b.data()),
                       static_cast<void*>(p->c.data())})
         std::memset(b, 3, p->a.bytes());
@@ -482,7 +482,7 @@ TEST_CASE_FIXTURE(det_fixture, "a loaded key is charged with its real bytes and 
   uint64_t key_bytes = 0;
   std::weak_ptr<const zk::groth16::proving_key_base> loaded;
   ops.load_key = [&key_bytes, &loaded](const std::string& path) -> zk::groth16::key_ptr {
-    auto key = synthetic_key<zk::groth16::proving_key<curve>>(path, 8, 4);
+    auto key = gpu::synthetic_key<zk::groth16::proving_key<curve>>(path, 8, 4);
     key->points_h.resize(1000);  // points a typed key really holds
     key->points_b2.resize(100);
     key_bytes = key->bytes();

@@ -1,8 +1,8 @@
 // Synthetic BN254 proving keys and partitions of a chosen shape, with no
 // circuit behind them: for tests and benchmarks of what moves keys and
 // partitions (the memory system, the actors) rather than what proves them.
-// Header-only and free of any test framework, so the benchmark of
-// `proofline bench memory` (bench/memory_bench.cpp) uses it too.
+// Header-only: the actor tests and `proofline bench memory`
+// (bench/memory_bench.cpp) build theirs from it.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,7 @@
 #include "zk/curves.hpp"
 #include "zk/groth16/proving_key.hpp"
 
-namespace proofline::test {
+namespace proofline::gpu {
 
 /// A key named `path` of `n_vars` variables (2 of them public) over a domain
 /// of 2^log_domain points. Key is proving_key_base (no points: the sizes are
@@ -35,7 +35,7 @@ std::shared_ptr<Key> synthetic_key(const std::string& path, uint32_t n_vars, uin
 
 /// A partition of `key`'s shape: its witness (n_vars scalars) and a, b, c
 /// (domain_size each) allocated from `src`, their contents left to the caller.
-inline std::shared_ptr<gpu::partition<zk::bn254>> synthetic_partition(const zk::groth16::key_ptr& key,
+inline std::shared_ptr<partition<zk::bn254>> synthetic_partition(const zk::groth16::key_ptr& key,
                                                                       const memory::source& src) {
   using curve = zk::bn254;
   auto p = std::make_shared<gpu::partition<curve>>();
@@ -46,4 +46,4 @@ inline std::shared_ptr<gpu::partition<zk::bn254>> synthetic_partition(const zk::
   return p;
 }
 
-}  // namespace proofline::test
+}  // namespace proofline::gpu
