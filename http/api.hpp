@@ -41,6 +41,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "http/tokens.hpp"
 #include "messages/pipeline.hpp"
 #include "messages/remote.hpp"
@@ -238,6 +240,9 @@ class api {
   bool admit(std::size_t partitions, const observe::http_reply& reply);
   /// The canonical path of the key named by `key` (an id or a path), or an error response.
   bool resolve_key(const std::string& key, std::string& path, observe::http_response& refusal);
+  /// The held keys as the status and GET /v1/keys list them, each id
+  /// remembered for resolve_key.
+  nlohmann::json keys_json(const std::vector<warm_key>& keys);
 
   api_config cfg_;
   api_backend backend_;
