@@ -23,7 +23,6 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/cluster_dispatcher.hpp"
-#include "base/confined.hpp"
 #include "actors/control.hpp"
 #include "actors/journal.hpp"
 #include "actors/node_agent.hpp"
@@ -33,6 +32,8 @@
 #include "actors/runtime.hpp"
 #include "jobs/job_file.hpp"
 #include "app/run_command.hpp"
+#include "app/serve_files.hpp"
+#include "app/serve_stop.hpp"
 #include "engine/runtime_builder.hpp"
 #include "http/door.hpp"
 #include "observe/metrics_http.hpp"
@@ -139,61 +140,6 @@ STOPPING: SIGTERM (or SIGINT) drains: submissions are refused ("the server is
   signal stops at once. Exit 143 after SIGTERM, 130 after SIGINT (as `run`),
   2 on a usage error (bad option, TLS credentials missing or unusable,
   address in use, backend unavailable).)";
-
-/// Blocks SIGINT and SIGTERM in this thread and, by inheritance, in every
-/// thread the actor system starts, so sigwait() below receives them.
-sigset_t block_stop_signals() {
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  return set;
-}
-
-/// The drain after stop signal `sig`: the registry starts no partition and
-/// answers once those in flight have finished; waits for that answer at most
-/// `timeout_s` seconds, or until a second signal, and logs what is left.
-void drain_runtime(caf::actor_system& sys, const job_registry_actor& registry,
-                   const sigset_t& signals, int sig, unsigned timeout_s, bool journal) {
-  using clock = std::chrono::steady_clock;
-  const auto start = clock::now();
-  spdlog::info("serve: {} received: draining (no new jobs; partitions in flight finish within "
-               "{} s; a second signal stops at once)",
-               sig == SIGINT ? "SIGINT" : "SIGTERM", timeout_s);
-  caf::scoped_actor waiter{sys};
-  waiter->send(registry, drain_atom::value);
-  std::optional<std::vector<job_status>> left;
-  const auto deadline = start + std::chrono::seconds(timeout_s);
-  while (!left && clock::now() < deadline) {
-    waiter->receive([&](std::vector<job_status>& jobs) { left = std::move(jobs); },
-                    caf::after(std::chrono::milliseconds(100)) >> [] {});
-    const timespec now{0, 0};
-    if (!left && sigtimedwait(&signals, nullptr, &now) > 0) {
-      spdlog::warn("serve: a second signal: stopping without waiting for partitions in flight");
-      return;
-    }
-  }
-  const double s = std::chrono::duration<double>(clock::now() - start).count();
-  if (!left) {
-    spdlog::warn("serve: drain timed out after {:.1f} s (--drain-timeout {}); partitions still "
-                 "in flight are abandoned{}",
-                 s, timeout_s, journal ? " and proved again at the next start" : "");
-    return;
-  }
-  uint64_t parts = 0;
-  for (const auto& j : *left) parts += j.total - j.done - j.failed;
-  if (journal)
-    spdlog::info("serve: drained in {:.1f} s; {} job(s) with {} partition(s) to prove stay in "
-                 "the journal for the next start",
-                 s, left->size(), parts);
-  else if (!left->empty())
-    spdlog::warn("serve: drained in {:.1f} s; dropped {} queued job(s) with {} partition(s) "
-                 "to prove (without --state a stopped daemon forgets its queue)",
-                 s, left->size(), parts);
-  else
-    spdlog::info("serve: drained in {:.1f} s; no job was left", s);
-}
 
 /// The options of the HTTP door (docs/API.md).
 void add_http_options(CLI::App& s, http::door_options& h) {
@@ -360,42 +306,6 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   } catch (const std::exception& e) {
     return usage(std::string("--allow-root ") + e.what());
   }
-  // The journal, opened now so a bad one stops serve before it listens.
-  std::shared_ptr<journal_store> store;
-  std::vector<journaled_job> journaled;
-  if (!o.state.empty()) {
-    try {
-      store = std::make_shared<journal_store>(o.state);
-      journaled = store->pending();
-    } catch (const std::exception& e) {
-      return usage(std::string("--state: ") + e.what());
-    }
-    spdlog::info("serve: state journal {}: {} unfinished job(s) to resume", store->path(),
-                 journaled.size());
-  }
-  // With --state, inline witnesses are spooled where a restart finds them.
-  std::string spool = !o.spool.empty() ? o.spool
-                      : store ? (fs::path(o.state) / "spool" / std::to_string(getpid())).string()
-                              : (fs::temp_directory_path() /
-                                 ("proofline-spool-" + std::to_string(getpid())))
-                                    .string();
-  if (store && o.spool.empty()) remove_stale_spools(*store, journaled);
-  {
-    std::error_code ec;
-    fs::create_directories(spool, ec);
-    if (ec) return usage("--spool " + spool + ": " + ec.message());
-    spool = fs::canonical(spool).string();
-  }
-  // The default spool is this process's own: removed on every way out of
-  // this function, early errors included. A --spool the user named is kept,
-  // and so is the spool under --state, which holds journaled jobs' witnesses.
-  struct spool_remover {
-    std::string dir;
-    ~spool_remover() {
-      std::error_code ec;
-      if (!dir.empty()) fs::remove_all(dir, ec);
-    }
-  } remove_spool{o.spool.empty() && !store ? spool : std::string()};
   // Keys named with --preload, resolved now (symlinks included): the files
   // are opened without following links, beneath their own directories.
   std::vector<std::string> preload;
@@ -404,29 +314,11 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     auto p = fs::weakly_canonical(fs::absolute(k), ec);
     preload.push_back(ec ? fs::absolute(k).lexically_normal().string() : p.string());
   }
-  // Every file the daemon opens for a job, or writes, is opened beneath one of
-  // these directories without following links, checked when it is opened
-  // (base/confined.hpp): the allowed roots, and what the daemon owns itself
-  // (spool, state directory, preloaded keys' directories).
-  struct confinement_reset {
-    ~confinement_reset() { base::set_process_confinement(nullptr); }
-  } reset_confinement;
-  try {
-    std::vector<std::string> open_roots = roots;
-    open_roots.push_back(spool);
-    if (!o.state.empty()) open_roots.push_back(canonical_root(o.state));
-    for (const auto& k : preload) {
-      std::error_code ec;
-      auto dir = fs::canonical(fs::path(k).parent_path(), ec);
-      if (!ec) open_roots.push_back(dir.string());
-    }
-    const char* stepwise = std::getenv("PROOFLINE_CONFINED_STEPWISE");
-    base::set_process_confinement(std::make_unique<base::confinement>(
-        open_roots, stepwise && *stepwise == '1' ? base::resolve_mode::stepwise
-                                                 : base::resolve_mode::automatic));
-  } catch (const std::exception& e) {
-    return usage(std::string("--allow-root ") + e.what());
-  }
+  // The journal, the spool and the confinement, before serve listens.
+  serve_files files;
+  if (auto problem = files.open(o, roots, preload); !problem.empty()) return usage(problem);
+  const std::shared_ptr<journal_store>& store = files.store;
+  const std::string& spool = files.spool;
   std::optional<metrics_endpoint> metrics;
   if (!o.metrics.empty()) {
     metrics = parse_metrics_endpoint(o.metrics, &why);
