@@ -44,8 +44,8 @@ struct look {
 constexpr std::size_t look_bytes = 1 << 20;
 
 /// A .zkey (its magic), a verification key (has vk_alpha_1), a proof (has
-/// pi_a) or public signals (a JSON array); unknown for anything else, and
-/// for what is not a regular file or cannot be read.
+/// pi_a) or public signals (a JSON array of strings or numbers); unknown for
+/// anything else, and for what is not a regular file or cannot be read.
 look look_of(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return {};
@@ -56,8 +56,15 @@ look look_of(const std::string& path) {
   if (head.compare(0, 4, "zkey") == 0) return {role::key, "a .zkey's header"};
   if (head.find("\"vk_alpha_1\"") != std::string::npos) return {role::key, "has vk_alpha_1"};
   if (head.find("\"pi_a\"") != std::string::npos) return {role::proof, "has pi_a"};
+  // Public signals: an array of decimal strings or numbers (an array of
+  // arrays, as a hostile or broken file may be, is not taken for them).
   const auto first = head.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && head[first] == '[') return {role::public_signals, "a JSON array"};
+  if (first == std::string::npos || head[first] != '[') return {};
+  const auto next = head.find_first_not_of(" \t\r\n", first + 1);
+  if (next != std::string::npos &&
+      (head[next] == '"' || head[next] == ']' || head[next] == '-' ||
+       (head[next] >= '0' && head[next] <= '9')))
+    return {role::public_signals, "a JSON array"};
   return {};
 }
 
