@@ -93,11 +93,13 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const synthesi
   else
     zk::formats::read_witness<C>(w.name, k, p->witness.data(), threads);
   if (w.constraints) check_constraints<C>(*w.constraints, w.name, p->witness.data());
-  double read_us = us_since(t0);
-  if (!req.abc && model == zk::groth16::synthesis_model::plain) {
-    timing = {read_us, 0, threads, true};  // the backends compute a, b, c
-    return p;
-  }
+  timing = {};
+  timing.read_witness_us = us_since(t0);
+  timing.generated = generated;
+  timing.generator_bytes = generator_bytes;
+  timing.threads = threads;
+  timing.recorded = true;
+  if (!req.abc && model == zk::groth16::synthesis_model::plain) return p;  // the backends compute a, b, c
   t0 = clock::now();
   p->a = memory::buffer<fr>(k.info.domain_size, src);
   p->b = memory::buffer<fr>(k.info.domain_size, src);
@@ -112,7 +114,8 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const synthesi
     zk::groth16::synthesize_abc<C>(k, p->witness.data(), p->a.data(), p->b.data(), p->c.data(),
                                    threads);
   }
-  timing = {read_us, generated, generator_bytes, us_since(t0), threads, true};
+  timing.abc_us = us_since(t0);
+  timing.threads = threads;
   return p;
 }
 
