@@ -25,14 +25,7 @@ using submit_done = std::shared_ptr<std::function<void(const job_report&, const 
 using status_done = std::shared_ptr<std::function<void(const runtime_snapshot&, const std::string&)>>;
 
 /// What the gateway reaches, and where HTTP jobs keep their files.
-struct gateway_wiring {
-  job_registry_actor registry;
-  memory_manager_actor memory;
-  key_cache_actor keys;
-  std::string jobs_dir;
-  std::string spool_dir;
-  std::function<void(const std::string& path, std::string_view contents)> write_file;
-};
+using gateway_wiring = door_links;
 
 /// A job the gateway follows for a GET .../events client.
 struct follower {
@@ -417,7 +410,7 @@ door::door(caf::actor_system& sys, const door_options& o, door_wiring w)
   // The gateway is spawned once the API exists: it keeps the API alive as
   // long as it may call the API's continuations.
   auto gate = std::make_shared<caf::actor>();
-  gateway_wiring gw{w.registry, w.memory, w.keys, w.jobs_dir, w.spool_dir, w.write_file};
+  const gateway_wiring gw = w;
   // Sends `f` to run on the gateway's thread with its state.
   auto call = [gate](std::function<void(gateway_pointer)> f) {
     caf::anon_send(*gate, std::make_shared<std::function<void(gateway_pointer)>>(std::move(f)));

@@ -31,8 +31,8 @@ struct door_options {
   std::size_t max_pending = 64;    ///< --max-pending
 };
 
-/// What the door needs of the running daemon.
-struct door_wiring {
+/// The daemon's actors the door talks to, and where HTTP jobs keep files.
+struct door_links {
   job_registry_actor registry;
   memory_manager_actor memory;
   key_cache_actor keys;
@@ -44,6 +44,10 @@ struct door_wiring {
   std::string spool_dir;
   /// Writes a file whole (atomically), throwing with the reason.
   std::function<void(const std::string& path, std::string_view contents)> write_file;
+};
+
+/// What the door needs of the running daemon.
+struct door_wiring : door_links {
   api_config api;  ///< path policy, backends, budget; tokens and limits come from the options
 };
 
