@@ -372,14 +372,8 @@ size_t start_jobs(job_registry_pointer self, const std::vector<uint64_t>& seqs,
       }
     }
     if (const auto& cs = job->constraints) {
-      // The constraints fit the key: same field, one wire per witness value.
-      std::string problem;
-      if (cs->curve != key->info.curve)
-        problem = cs->path + ": a circuit over " + zk::to_string(cs->curve) + ", " +
-                  job->spec.zkey + " is a " + zk::to_string(key->info.curve) + " key";
-      else if (cs->n_vars != key->info.n_vars)
-        problem = cs->path + ": " + std::to_string(cs->n_vars) + " wires, " + job->spec.zkey +
-                  " has " + std::to_string(key->info.n_vars) + " witness values: not this key's circuit";
+      const std::string problem =
+          constraints_problem(cs->path, cs->curve, cs->n_vars, job->spec.zkey, key->info);
       if (!problem.empty()) {
         fail_job(self, *job, {cs->path, problem});
         continue;

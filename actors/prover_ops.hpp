@@ -99,6 +99,20 @@ struct prover_ops {
   std::function<void(const std::string& path, std::string_view contents)> write_file;
 };
 
+/// Why the constraints at `r1cs` (over `curve`, `wires` wires, wire 0
+/// included) are not those of the key `zkey` with `key`'s header, or "" when
+/// they fit: same field, one wire per witness value.
+inline std::string constraints_problem(const std::string& r1cs, zk::curve_id curve, uint32_t wires,
+                                       const std::string& zkey, const zk::groth16::key_info& key) {
+  if (curve != key.curve)
+    return r1cs + ": a circuit over " + zk::to_string(curve) + ", " + zkey + " is a " +
+           zk::to_string(key.curve) + " key";
+  if (wires != key.n_vars)
+    return r1cs + ": " + std::to_string(wires) + " wires, " + zkey + " has " +
+           std::to_string(key.n_vars) + " witness values: not this key's circuit";
+  return {};
+}
+
 /// The real operations: zk::formats::load_zkey (with `threads` for its
 /// checks; 0 = every hardware thread), zk::dev::circom_r1cs for
 /// load_constraints, read_witness (a file or bytes) and the constraint

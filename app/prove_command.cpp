@@ -327,12 +327,9 @@ int prove_command(const prove_options& o, std::istream& in, std::ostream& out,
       // The constraints are this key's circuit's: the full check of the
       // witness against them runs in the synthesizer.
       const auto r = zk::formats::read_r1cs_info(o.r1cs);
-      if (r.curve != info.curve)
-        return usage(o.r1cs + ": a circuit over " + zk::to_string(r.curve) + ", " + o.zkey +
-                     " is a " + zk::to_string(info.curve) + " key");
-      if (r.n_wires != info.n_vars)
-        return usage(o.r1cs + ": " + std::to_string(r.n_wires) + " wires, " + o.zkey + " has " +
-                     std::to_string(info.n_vars) + " witness values: not this key's circuit");
+      if (auto problem = constraints_problem(o.r1cs, r.curve, r.n_wires, o.zkey, info);
+          !problem.empty())
+        return usage(problem);
     }
   } catch (const zk::formats::format_error& e) {
     return usage(shown_text(e.what()));
