@@ -127,11 +127,12 @@ class Runtime(_Closes):
 
 
 _shared = None
+_shared_lock = threading.Lock()  # apart from _lib_lock, which Runtime() takes through library()
 
 
 def _shared_runtime():
     global _shared
-    with _lib_lock:
+    with _shared_lock:
         if _shared is None:
             options = json.loads(os.environ.get("PROOFLINE_OPTIONS") or "{}")
             _shared = Runtime(options)

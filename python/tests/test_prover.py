@@ -77,6 +77,21 @@ class ProverTest(unittest.TestCase):
             self.prover.prove(w[:-7])
         self.assertTrue(str(caught.exception).startswith("witness: truncated"), str(caught.exception))
 
+    def test_a_prover_without_options_uses_the_shared_runtime(self):
+        # As the README writes it, in a fresh interpreter: the first Prover
+        # loads the library and starts the runtime from PROOFLINE_OPTIONS.
+        code = ("import json, sys; sys.path.insert(0, %r); from proofline import Prover; "
+                "p = Prover(%r); proof, public = p.prove(open(%r, 'rb').read()); "
+                "print(json.dumps([proof, public]))") % (
+                    os.path.join(repo, "python"), os.path.join(examples, "circuit.zkey"),
+                    os.path.join(examples, "witness_3.wtns"))
+        env = dict(os.environ, PROOFLINE_OPTIONS=json.dumps(options))
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             timeout=120, env=env)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        proof, public = json.loads(out.stdout)
+        self.assertTrue(snarkjs_verifies(proof, public))
+
     def test_bad_options_raise(self):
         with self.assertRaises(proofline.ProoflineError) as caught:
             proofline.Runtime({"backend": "quantum"})
