@@ -338,7 +338,7 @@ file_error check_generator(const std::string& path, const zk::groth16::proving_k
     });
     std::string problem = gen->check_key(prime.data(), static_cast<uint32_t>(prime.size()),
                                          key.info.n_vars, key.path);
-    if (!problem.empty()) return {path, path + ": " + problem};
+    if (!problem.empty()) return {path, problem};  // the problem names the generator
     bytes = gen->reservation_bytes();
     return {};
   } catch (const zk::formats::format_error& e) {

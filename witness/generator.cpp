@@ -7,12 +7,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -54,6 +58,43 @@ int open_confined(const base::confinement& c, const std::string& path) {
     throw format_error(path, "not a regular file");
   }
   return fd;
+}
+
+/// The generator `path` opened for reading (an unconfined process).
+int open_plain(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw format_error(path, std::string("cannot open: ") + std::strerror(errno));
+  return fd;
+}
+
+/// What tells one generator file from another, and from itself once replaced.
+struct file_identity {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  off_t size = 0;
+  int64_t mtime_ns = 0;
+  bool operator<(const file_identity& o) const {
+    return std::tie(dev, ino, size, mtime_ns) < std::tie(o.dev, o.ino, o.size, o.mtime_ns);
+  }
+};
+
+file_identity identity_of(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) throw format_error(path, "not a regular file");
+  return {st.st_dev, st.st_ino, st.st_size,
+          int64_t(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec};
+}
+
+/// The generators loaded so far, by file identity; taken by synthesizers'
+/// threads at once, so guarded (held for an fstat's lookup, or a first load).
+std::mutex& loaded_mu() {
+  static std::mutex mu;
+  return mu;
+}
+
+std::map<file_identity, std::shared_ptr<const generator>>& loaded_generators() {
+  static std::map<file_identity, std::shared_ptr<const generator>> loaded;
+  return loaded;
 }
 
 template <class F>
@@ -228,16 +269,31 @@ uint64_t fnv1a(std::string_view s) {
 }
 
 std::shared_ptr<const generator> generator::open(const std::string& path) {
+  // Every generator is loaded from a descriptor (beneath the allowed root
+  // when the process is confined), through its /proc/self/fd name. The
+  // dynamic loader takes a name it has loaded before for the same object,
+  // so a descriptor of a loaded generator is never closed: its number, and
+  // so its name, is never reused for another file. Loaded objects are kept
+  // by file identity: opening one again (each partition does) costs an
+  // fstat, and a file replaced since (a rebuilt generator: a new inode or
+  // modification time) is loaded anew under a name of its own.
   const auto* confined = base::process_confinement();
   struct fd_closer {
     int fd = -1;
     ~fd_closer() {
       if (fd >= 0) ::close(fd);
     }
-  } fd{confined ? open_confined(*confined, path) : -1};
-  const std::string load_path = fd.fd >= 0 ? "/proc/self/fd/" + std::to_string(fd.fd)
-                                : path.find('/') == std::string::npos ? "./" + path
-                                                                      : path;
+  } fd{confined ? open_confined(*confined, path) : open_plain(path)};
+  const file_identity id = identity_of(fd.fd, path);
+  std::lock_guard<std::mutex> hold(loaded_mu());
+  auto& loaded = loaded_generators();
+  if (auto it = loaded.find(id); it != loaded.end()) {
+    if (it->second->path_ == path) return it->second;
+    auto named = std::make_shared<generator>(*it->second);  // messages name the path asked for
+    named->path_ = path;
+    return named;
+  }
+  const std::string load_path = "/proc/self/fd/" + std::to_string(fd.fd);
   if (!cpu_has_adx_bmi2() && file_contains(load_path, asm_marker))
     throw format_error(path,
                        "built with circom's assembly field code, which needs a CPU with ADX and "
@@ -246,8 +302,24 @@ std::shared_ptr<const generator> generator::open(const std::string& path) {
   void* handle = dlopen(load_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle) {
     const char* e = dlerror();
-    throw format_error(path, fmt::format("cannot load the witness generator: {}", e ? e : "?"));
+    std::string why = e ? e : "?";
+    // The loader names the descriptor; the user knows the file.
+    if (auto at = why.find(load_path); at != std::string::npos) why.replace(at, load_path.size(), path);
+    throw format_error(path, fmt::format("cannot load the witness generator: {}", why));
   }
+  std::shared_ptr<const generator> g;
+  try {
+    g = read_symbols(handle, path);
+  } catch (...) {
+    dlclose(handle);  // not a generator: unloaded, so its name may come again
+    throw;
+  }
+  loaded.emplace(id, g);
+  fd.fd = -1;  // kept open for as long as the object is loaded (for ever)
+  return g;
+}
+
+std::shared_ptr<const generator> generator::read_symbols(void* handle, const std::string& path) {
   std::shared_ptr<generator> g(new generator);
   g->path_ = path;
   auto abi = symbol<u32_fn>(handle, path, "proofline_wg_abi_version")();

@@ -40,7 +40,8 @@ using input_values = std::vector<uint8_t>;
 
 class generator {
  public:
-  /// Loads the object at `path`. Throws zk::formats::format_error naming the
+  /// Loads the object at `path`, once per file (a file replaced since is
+  /// loaded again; thread-safe). Throws zk::formats::format_error naming the
   /// file: not a shared object, not a proofline witness generator, another
   /// ABI version, or circom's assembly field code on a CPU without ADX/BMI2.
   static std::shared_ptr<const generator> open(const std::string& path);
@@ -90,6 +91,8 @@ class generator {
 
  private:
   generator() = default;
+  /// The generator in the loaded object `handle`, its symbols read and checked.
+  static std::shared_ptr<const generator> read_symbols(void* handle, const std::string& path);
 
   using u32_fn = uint32_t (*)();
   using u64_fn = uint64_t (*)();
