@@ -6,6 +6,7 @@
 #include <caf/sec.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -45,7 +46,15 @@ void spool_inline(control_pointer self, const job_submission& s, const std::stri
                                  "(submit --inline sends every witness)");
       auto [copy, fresh] = copies.emplace(w, "");
       if (fresh) {
-        copy->second = (fs::path(dir) / (std::to_string(copies.size()) + ".wtns")).string();
+        // Numbered, and named after the client's file so that an error
+        // naming the copy ("2-input_1.json: input signal ...") still says
+        // which file it was; only portable name characters are kept.
+        std::string base = fs::path(w).filename().string();
+        for (char& c : base)
+          if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+            c = '_';
+        if (base.size() > 64) base.erase(0, base.size() - 64);
+        copy->second = (fs::path(dir) / (std::to_string(copies.size()) + "-" + base)).string();
         const auto& bytes = it->second->bytes;
         self->state.cfg.write_file(
             copy->second,

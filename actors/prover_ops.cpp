@@ -80,7 +80,9 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const synthesi
         !problem.empty())
       throw zk::formats::format_error(w.generator, problem);
     const uint64_t before = memory::thread_allocated_bytes();
-    witness::input_values values = gen->read_inputs(w.name);
+    witness::input_values values =
+        w.data ? gen->parse_inputs(w.name, {static_cast<const char*>(w.data), w.size})
+               : gen->read_inputs(w.name);
     gen->calculate(w.name, values, p->witness.data());
     const uint64_t after = memory::thread_allocated_bytes();
     generator_bytes = after > before ? after - before : 0;

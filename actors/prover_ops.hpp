@@ -32,8 +32,8 @@ struct finalized_files {
 /// Where a partition's witness comes from.
 struct witness_source {
   std::string name;  ///< the .wtns path, or how messages name bytes given in memory
-  /// The .wtns bytes when given in memory (job_payload), read in place;
-  /// null: read the file at `name`.
+  /// The .wtns bytes (with a generator: the input.json text) when given in
+  /// memory (job_payload), read in place; null: read the file at `name`.
   const void* data = nullptr;
   uint64_t size = 0;
   /// A witness generator (witness/generator.hpp): `name` is then an

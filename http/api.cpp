@@ -170,6 +170,29 @@ bool api::resolve_key(const std::string& key, std::string& path, http_response& 
   return true;
 }
 
+bool api::resolve_file(const std::string& param, const std::string& given, std::string& path,
+                       http_response& refusal) {
+  if (given.empty() || given[0] != '/') {
+    refusal = error_response(error_code::bad_request,
+                             "query parameter " + param + ": \"" + given +
+                                 "\" is not an absolute path under --allow-root");
+    return false;
+  }
+  std::string problem =
+      cfg_.path_problem ? cfg_.path_problem(given) : "paths are not accepted";
+  if (!problem.empty()) {
+    refusal = error_response(error_code::forbidden, param + ": " + problem);
+    return false;
+  }
+  std::error_code ec;
+  path = fs::canonical(given, ec).string();
+  if (ec || !fs::is_regular_file(path, ec)) {
+    refusal = error_response(error_code::not_found, param + ": " + given + ": no such file");
+    return false;
+  }
+  return true;
+}
+
 void api::prove(http_request&& req, const std::string& who, const http_reply& reply) {
   if (draining_) {
     reply(error_response(error_code::draining, "the server is stopping; try another or later",
@@ -200,16 +223,44 @@ void api::prove(http_request&& req, const std::string& who, const http_reply& re
     reply(std::move(refusal));
     return;
   }
+  // With witness_generator the body is an input.json, whose witness the
+  // generator computes on a synthesizer (the registry checks that it fits
+  // the key); else it is the .wtns bytes.
+  std::string generator_param, generator;
+  const bool from_input = query_param(req.query, "witness_generator", generator_param);
+  if (from_input && !resolve_file("witness_generator", generator_param, generator, refusal)) {
+    reply(std::move(refusal));
+    return;
+  }
   if (req.body.empty()) {
-    reply(error_response(error_code::bad_request, "request body: empty; send the .wtns bytes"));
+    reply(error_response(error_code::bad_request,
+                         from_input ? "request body: empty; send the input.json"
+                                    : "request body: empty; send the .wtns bytes"));
     return;
   }
   auto body = std::make_shared<const std::string>(std::move(req.body));
-  try {
-    zk::formats::read_wtns_info(zk::formats::memory_file{body_name, body->data(), body->size()});
-  } catch (const std::exception& e) {
-    reply(error_response(error_code::bad_request, e.what()));
-    return;
+  if (from_input) {
+    // Only its first character here: the loop thread never parses a body;
+    // the synthesizer does, under the job's memory reservation, and names
+    // what it refuses (422).
+    const auto first = body->find_first_not_of(" \t\r\n");
+    if (first == std::string::npos || (*body)[first] != '{') {
+      reply(error_response(error_code::bad_request,
+                           "request body: an input.json is a JSON object of signals "
+                           "({\"in\": \"3\", ...})"));
+      return;
+    }
+  } else {
+    try {
+      zk::formats::read_wtns_info(zk::formats::memory_file{body_name, body->data(), body->size()});
+    } catch (const std::exception& e) {
+      const bool json = !body->empty() && body->front() == '{';
+      reply(error_response(error_code::bad_request,
+                           json ? std::string(e.what()) +
+                                      " (an input.json needs query parameter witness_generator)"
+                                : std::string(e.what())));
+      return;
+    }
   }
   // One partition: reserved before the submission so that no burst passes the limit.
   if (pending_.fetch_add(1) >= cfg_.max_pending) {
@@ -229,13 +280,15 @@ void api::prove(http_request&& req, const std::string& who, const http_reply& re
   job.spec.id = fmt::format("http-{}-{}", who, ++next_job_);
   job.spec.zkey = path;
   job.spec.witnesses = {body_name};
+  job.spec.witness_generator = generator;
   job.spec.single = true;
   job.spec.prio = prio;
   job.payload = std::move(payload);
   const std::string id = job.spec.id;
   const auto start = std::chrono::steady_clock::now();
-  spdlog::info("http: {} proves {} with {} ({} witness bytes)", who, id, path, body->size());
-  backend_.submit(std::move(job), [this, reply, id, who, start](const job_report& r,
+  spdlog::info("http: {} proves {} with {} ({} {} bytes)", who, id, path, body->size(),
+               from_input ? "input" : "witness");
+  backend_.submit(std::move(job), [this, reply, id, who, start, generator](const job_report& r,
                                                                  const std::string& refused) {
     --pending_;
     const double ms =
@@ -267,7 +320,11 @@ void api::prove(http_request&& req, const std::string& who, const http_reply& re
     if (r.state == job_state::cancelled)
       reply(error_response(error_code::draining, "cancelled: " + message, drain_retry_s));
     else if (r.has_error && r.error.file == body_name)
-      reply(error_response(error_code::witness_mismatch, message));
+      reply(error_response(generator.empty() ? error_code::witness_mismatch
+                                             : error_code::input_rejected,
+                           message));
+    else if (r.has_error && !generator.empty() && r.error.file == generator)
+      reply(error_response(error_code::witness_mismatch, message));  // of another circuit
     else
       reply(error_response(error_code::prove_failed, message));
   });

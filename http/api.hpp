@@ -4,6 +4,8 @@
 //
 //   POST /v1/prove?key=K[&priority=P]   the body is the .wtns bytes; the
 //                                       answer {"proof", "public_signals"}
+//   POST /v1/prove?key=K&witness_generator=G   the body is an input.json,
+//                                       whose witness G computes
 //   POST   /v1/jobs                     a job of uploaded witnesses (JSON,
 //                                       base64) or of paths under
 //                                       --allow-root; 202 {"id", "url"}
@@ -152,6 +154,7 @@ enum class error_code : int {
   conflict,        ///< 409
   too_large,       ///< 413
   witness_mismatch,  ///< 422
+  input_rejected,  ///< 422 (an input.json the circuit refuses)
   too_many_pending,  ///< 429
   prove_failed,    ///< 500
   draining,        ///< 503
@@ -240,6 +243,10 @@ class api {
   bool admit(std::size_t partitions, const observe::http_reply& reply);
   /// The canonical path of the key named by `key` (an id or a path), or an error response.
   bool resolve_key(const std::string& key, std::string& path, observe::http_response& refusal);
+  /// The canonical path of query parameter `param`'s file, an absolute path
+  /// under --allow-root, or an error response naming the parameter.
+  bool resolve_file(const std::string& param, const std::string& given, std::string& path,
+                    observe::http_response& refusal);
   /// The held keys as the status and GET /v1/keys list them, each id
   /// remembered for resolve_key.
   nlohmann::json keys_json(const std::vector<warm_key>& keys);

@@ -36,6 +36,7 @@ const char* code_name(error_code c) {
     case error_code::conflict: return "conflict";
     case error_code::too_large: return "too_large";
     case error_code::witness_mismatch: return "witness_mismatch";
+    case error_code::input_rejected: return "input_rejected";
     case error_code::too_many_pending: return "too_many_pending";
     case error_code::prove_failed: return "prove_failed";
     case error_code::draining: return "draining";
@@ -54,6 +55,7 @@ int code_status(error_code c) {
     case error_code::conflict: return 409;
     case error_code::too_large: return 413;
     case error_code::witness_mismatch: return 422;
+    case error_code::input_rejected: return 422;
     case error_code::too_many_pending: return 429;
     case error_code::prove_failed: return 500;
     case error_code::draining: return 503;

@@ -15,10 +15,12 @@
 using proofline::lib::error;
 using proofline::lib::failed_outcome;
 using proofline::lib::loaded_key;
+using proofline::lib::pending_proof;
 using proofline::lib::pending_ptr;
 using proofline::lib::proof_outcome;
 using proofline::lib::prover_runtime;
 using proofline::lib::status;
+using proofline::lib::submit_options;
 
 struct proofline_runtime {
   std::shared_ptr<prover_runtime> rt;
@@ -108,6 +110,29 @@ int proof_or_error(proofline_proof** out, F&& f) {
   const int result = code(o.code);
   if (out) *out = proof_of(std::move(o));
   return result;
+}
+
+/// proofline_submit and proofline_submit_input: the checks and the job or
+/// callback they share around `submit` (one of the runtime's submissions).
+template <class Submit>
+int submit_with(const char* fn, proofline_key* key, unsigned flags, proofline_callback callback,
+                void* user, proofline_job** job, Submit&& submit) {
+  if (job) *job = nullptr;
+  return guarded(nullptr, 0, [&] {
+    if (!key) throw error(status::argument, std::string(fn) + ": key is NULL");
+    if (!callback == !job)
+      throw error(status::argument, std::string(fn) + ": give a callback or a job, not both");
+    auto rt = key->rt.lock();
+    if (!rt) throw error(status::state, std::string(fn) + ": the key's runtime is closed");
+    submit_options opts;
+    opts.prio = priority_of(flags);
+    opts.borrow = (flags & PROOFLINE_SUBMIT_BORROW) != 0;
+    pending_proof::callback done;
+    if (callback)
+      done = [callback, user](proof_outcome&& o) { callback(proof_of(std::move(o)), user); };
+    auto pending = submit(*rt, opts, std::move(done));
+    if (job) *job = new proofline_job{std::move(rt), std::move(pending)};
+  });
 }
 
 }  // namespace
@@ -205,22 +230,34 @@ int proofline_prove(proofline_key* key, const void* wtns, size_t size, proofline
 
 int proofline_submit(proofline_key* key, const void* wtns, size_t size, unsigned flags,
                      proofline_callback callback, void* user, proofline_job** job) {
-  if (job) *job = nullptr;
-  return guarded(nullptr, 0, [&] {
-    if (!key) throw error(status::argument, "proofline_submit: key is NULL");
-    if (!callback == !job)
-      throw error(status::argument, "proofline_submit: give a callback or a job, not both");
+  return submit_with("proofline_submit", key, flags, callback, user, job,
+                     [&](prover_runtime& rt, const submit_options& opts, pending_proof::callback done) {
+                       return rt.submit(*key->key, wtns, size, opts, std::move(done));
+                     });
+}
+
+int proofline_prove_input(proofline_key* key, const char* generator, const void* input,
+                          size_t size, proofline_proof** out) {
+  if (out) *out = nullptr;
+  return proof_or_error(out, [&] {
+    if (!key || !generator || !out)
+      throw error(status::argument, "proofline_prove_input: a NULL argument");
     auto rt = key->rt.lock();
-    if (!rt) throw error(status::state, "proofline_submit: the key's runtime is closed");
-    proofline::lib::submit_options opts;
-    opts.prio = priority_of(flags);
-    opts.borrow = (flags & PROOFLINE_SUBMIT_BORROW) != 0;
-    proofline::lib::pending_proof::callback done;
-    if (callback)
-      done = [callback, user](proof_outcome&& o) { callback(proof_of(std::move(o)), user); };
-    auto pending = rt->submit(*key->key, wtns, size, opts, std::move(done));
-    if (job) *job = new proofline_job{std::move(rt), std::move(pending)};
+    if (!rt) throw error(status::state, "proofline_prove_input: the key's runtime is closed");
+    return rt->prove_input(*key->key, generator, input, size);
   });
+}
+
+int proofline_submit_input(proofline_key* key, const char* generator, const void* input,
+                           size_t size, unsigned flags, proofline_callback callback, void* user,
+                           proofline_job** job) {
+  return submit_with("proofline_submit_input", key, flags, callback, user, job,
+                     [&](prover_runtime& rt, const submit_options& opts, pending_proof::callback done) {
+                       if (!generator)
+                         throw error(status::argument, "proofline_submit_input: generator is NULL");
+                       return rt.submit_input(*key->key, generator, input, size, opts,
+                                              std::move(done));
+                     });
 }
 
 int proofline_wait(proofline_job* job, proofline_proof** out) {

@@ -97,27 +97,29 @@ void on_release(front_pointer self, const pending_ptr& p) {
   check_closed(self);
 }
 
-void on_report(front_pointer self, uint64_t seq, const std::string& witness,
+void on_report(front_pointer self, uint64_t seq, const job_spec& spec,
                const job_report& report) {
   auto it = self->state.live.find(seq);
   if (it == self->state.live.end()) return;
   pending_ptr p = std::move(it->second);
   self->state.live.erase(it);
-  deliver(self, p, outcome_of(report, witness));
+  deliver(self, p,
+          outcome_of(report, spec.witnesses.empty() ? std::string() : spec.witnesses[0],
+                     spec.witness_generator));
 }
 
-void on_submitted(front_pointer self, uint64_t seq, const std::string& witness) {
+void on_submitted(front_pointer self, uint64_t seq, const job_spec& spec) {
   auto& st = self->state;
   if (st.closing || st.closed)
     caf::anon_send(st.cfg.registry, cancel_atom::value, seq);  // answered by the report
   self->request(st.cfg.registry, caf::infinite, await_atom::value, seq)
-      .then([=](const job_report& r) { on_report(self, seq, witness, r); },
+      .then([=](const job_report& r) { on_report(self, seq, spec, r); },
             [=](caf::error& e) {
               job_report r;
               r.state = job_state::failed;
               r.has_error = true;
               r.error = {"", "the runtime did not answer for the proof: " + self->system().render(e)};
-              on_report(self, seq, witness, r);
+              on_report(self, seq, spec, r);
             });
 }
 
@@ -128,13 +130,12 @@ void submit_job(front_pointer self, const local_job& job, const pending_ptr& p) 
     return;
   }
   ++st.submitting;
-  const std::string witness = job.spec.witnesses.empty() ? std::string() : job.spec.witnesses[0];
   self->request(st.cfg.registry, caf::infinite, submit_atom::value, job)
       .then(
           [=](uint64_t seq) {
             --self->state.submitting;
             self->state.live[seq] = p;
-            on_submitted(self, seq, witness);
+            on_submitted(self, seq, job.spec);
           },
           [=](caf::error& e) {
             --self->state.submitting;

@@ -9,7 +9,8 @@ proof_outcome failed_outcome(status code, std::string message) {
   return o;
 }
 
-proof_outcome outcome_of(const job_report& report, const std::string& witness) {
+proof_outcome outcome_of(const job_report& report, const std::string& witness,
+                         const std::string& generator) {
   proof_outcome o;
   const partition_report* part = report.partitions.empty() ? nullptr : &report.partitions.front();
   if (part) o.backend = part->spans.backend;
@@ -24,7 +25,9 @@ proof_outcome outcome_of(const job_report& report, const std::string& witness) {
     o.message = "cancelled: the handle was closed before the proof finished";
     return o;
   }
-  o.code = report.has_error && report.error.file == witness ? status::input : status::prove;
+  const bool input = report.has_error && (report.error.file == witness ||
+                                          (!generator.empty() && report.error.file == generator));
+  o.code = input ? status::input : status::prove;
   o.message = report.has_error ? report.error.message
                                : std::string("the job ended ") + to_string(report.state);
   return o;

@@ -42,8 +42,10 @@ struct proof_outcome {
 
 /// The outcome of a one-partition job from its report: its proof when done;
 /// an input error when the failure names the witness (`witness`, as the job
-/// spec names it), else a proving error; cancelled when cancelled.
-proof_outcome outcome_of(const job_report& report, const std::string& witness);
+/// spec names it) or the job's witness generator (`generator`, when it has
+/// one), else a proving error; cancelled when cancelled.
+proof_outcome outcome_of(const job_report& report, const std::string& witness,
+                         const std::string& generator = {});
 
 /// An outcome that never reached the runtime.
 proof_outcome failed_outcome(status code, std::string message);

@@ -9,8 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/system_setup.hpp"
 #include <future>
+
+#include "actors/system_setup.hpp"
 #include "zk/formats/error.hpp"
 #include "zk/formats/wtns.hpp"
 
@@ -20,6 +21,8 @@ namespace {
 
 /// How witnesses are named in messages ("witness: 1520 witness values, ...").
 const std::string witness_name = "witness";
+/// How an input given in memory is named ("input: signal \"in\" is missing").
+const std::string input_name = "input";
 
 /// Completed jobs the registry keeps: a library job is awaited once, at
 /// once, and never asked for again.
@@ -201,18 +204,36 @@ pending_ptr prover_runtime::submit(const loaded_key& key, const void* wtns, std:
                     " expects " + std::to_string(info.n_vars),
                 /*length=*/true);
 
+  return submit_bytes(key, witness_name, {}, wtns, size, opts, std::move(done));
+}
+
+pending_ptr prover_runtime::submit_input(const loaded_key& key, const std::string& generator,
+                                         const void* input, std::size_t size,
+                                         submit_options opts, pending_proof::callback done) {
+  if (closed_) throw error(status::state, "the runtime is closed");
+  if (generator.empty()) throw error(status::argument, "witness generator: no path");
+  if (!input) throw error(status::argument, input_name + ": NULL");
+  // The registry opens the generator and checks it against the key before
+  // any memory is reserved; a misfit comes back as an input error naming both.
+  return submit_bytes(key, input_name, generator, input, size, opts, std::move(done));
+}
+
+pending_ptr prover_runtime::submit_bytes(const loaded_key& key, const std::string& name,
+                                         const std::string& generator, const void* data,
+                                         std::size_t size, submit_options opts,
+                                         pending_proof::callback done) {
   auto pending = std::make_shared<pending_proof>(std::move(done), opts.borrow);
   auto payload = std::make_shared<job_payload>();
   payload->return_outputs = true;
   if (opts.borrow) {
-    payload->witnesses = {{wtns, size}};
+    payload->witnesses = {{data, size}};
     // Destroyed with the last partition that could read the bytes: the
     // front then delivers the outcome (lib/front.hpp, Borrowed witnesses).
-    payload->owner = std::shared_ptr<const void>(wtns, [front = front_, pending](const void*) {
+    payload->owner = std::shared_ptr<const void>(data, [front = front_, pending](const void*) {
       caf::anon_send(front, witness_free_atom::value, pending);
     });
   } else {
-    const auto* first = static_cast<const uint8_t*>(wtns);
+    const auto* first = static_cast<const uint8_t*>(data);
     auto copy = std::make_shared<const std::vector<uint8_t>>(first, first + size);
     payload->witnesses = {{copy->data(), copy->size()}};
     payload->owner = std::move(copy);
@@ -220,7 +241,8 @@ pending_ptr prover_runtime::submit(const loaded_key& key, const void* wtns, std:
   local_job job;
   job.spec.id = "library-" + std::to_string(++next_id_);
   job.spec.zkey = key.name;
-  job.spec.witnesses = {witness_name};
+  job.spec.witnesses = {name};
+  job.spec.witness_generator = generator;
   job.spec.single = true;
   job.spec.prio = opts.prio;
   job.payload = std::move(payload);
@@ -238,6 +260,18 @@ proof_outcome prover_runtime::prove(const loaded_key& key, const void* wtns, std
   opts.prio = prio;
   opts.borrow = true;
   return submit(key, wtns, size, opts)->wait();
+}
+
+proof_outcome prover_runtime::prove_input(const loaded_key& key, const std::string& generator,
+                                          const void* input, std::size_t size, priority prio) {
+  if (on_completion_thread())
+    throw error(status::state,
+                "a blocking prove inside a completion callback would wait for itself; "
+                "submit from the callback instead");
+  submit_options opts;
+  opts.prio = prio;
+  opts.borrow = true;
+  return submit_input(key, generator, input, size, opts)->wait();
 }
 
 void prover_runtime::close() {

@@ -73,10 +73,26 @@ class prover_runtime {
   pending_ptr submit(const loaded_key& key, const void* wtns, std::size_t size,
                      submit_options opts = {}, pending_proof::callback done = nullptr);
 
+  /// Submits one input.json text (as snarkjs reads it) whose witness
+  /// `generator` (a `proofline witness build` object) computes on a
+  /// synthesizer, beside the GPU; the witness is not kept. A generator that
+  /// cannot be opened or does not fit the key throws error(input) before
+  /// anything is submitted; an input the circuit refuses (a missing or
+  /// unknown signal, a failed assert) completes as an input error naming
+  /// the signal or circom's message.
+  pending_ptr submit_input(const loaded_key& key, const std::string& generator, const void* input,
+                           std::size_t size, submit_options opts = {},
+                           pending_proof::callback done = nullptr);
+
   /// submit() and wait(), reading the witness in place. Throws error(state)
   /// when called on the completion thread, whose callbacks it would wait for.
   proof_outcome prove(const loaded_key& key, const void* wtns, std::size_t size,
                       priority prio = priority::normal);
+
+  /// submit_input() and wait(), reading the input in place.
+  proof_outcome prove_input(const loaded_key& key, const std::string& generator,
+                            const void* input, std::size_t size,
+                            priority prio = priority::normal);
 
   /// Cancels what is in flight (its outcomes: cancelled) and waits until
   /// every outcome is delivered. Later submissions fail with state. Idempotent.
@@ -86,6 +102,12 @@ class prover_runtime {
   bool on_completion_thread() const;
 
  private:
+  /// One partition of bytes (a .wtns, or with `generator` an input.json)
+  /// named `name` in messages, submitted through the front.
+  pending_ptr submit_bytes(const loaded_key& key, const std::string& name,
+                           const std::string& generator, const void* data, std::size_t size,
+                           submit_options opts, pending_proof::callback done);
+
   caf::actor_system_config cfg_;
   std::unique_ptr<caf::actor_system> sys_;
   std::optional<engine::runtime_builder> builder_;

@@ -45,8 +45,9 @@ namespace proofline {
 /// instead of paths, and proofs handed back in the job's report instead of
 /// written to files. Immutable; shared by the job's partitions in flight.
 struct job_payload {
-  /// The .wtns bytes of partition i, or none (then job_spec::witnesses[i]
-  /// is read from disk). Either empty or one entry per partition; the spec's
+  /// The .wtns bytes of partition i (with job_spec::witness_generator: its
+  /// input.json text), or none (then job_spec::witnesses[i] is read from
+  /// disk). Either empty or one entry per partition; the spec's
   /// witnesses[i] names the bytes in messages.
   struct bytes {
     const void* data = nullptr;

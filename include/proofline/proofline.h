@@ -16,6 +16,8 @@
  *   if (rc == PROOFLINE_OK) puts(proofline_proof_json(p));
  *   else fprintf(stderr, "%s\n", proofline_proof_error(p));
  *   proofline_proof_free(p);
+ *   // or from the circuit's inputs, with a `proofline witness build` object:
+ *   rc = proofline_prove_input(key, "circuit.so", input_json, strlen(input_json), &p);
  *   proofline_key_release(key);
  *   proofline_close(rt);
  *
@@ -134,6 +136,26 @@ PROOFLINE_API int proofline_submit(proofline_key* key, const void* wtns, size_t 
 /* Waits for a submitted job, frees it and hands over its proof, as
  * proofline_prove does. */
 PROOFLINE_API int proofline_wait(proofline_job* job, proofline_proof** out);
+
+/* Proves from a circuit's inputs instead of a witness. `input` is the text
+ * of an input.json, as snarkjs reads it ({"a": "3", "b": ["1", "2"]}), and
+ * `generator` the path of the witness generator `proofline witness build`
+ * made from the circuit's `circom --c` output. The generator is opened and
+ * checked against the key (the same prime and witness length) before
+ * anything is submitted; then the witness is computed on the runtime's
+ * synthesizers, pipelined with the GPU like any witness, and not kept.
+ * Errors are PROOFLINE_ERROR_INPUT and name the problem: a generator of
+ * another circuit (both files), a missing or unknown signal, a wrong array
+ * length or a value that is not a field element (the signal), an assert of
+ * the circuit that fails (circom's message). The input is copied unless
+ * `flags` has PROOFLINE_SUBMIT_BORROW (proofline_prove_input reads it in
+ * place). Otherwise as proofline_prove and proofline_submit. */
+PROOFLINE_API int proofline_prove_input(proofline_key* key, const char* generator,
+                                        const void* input, size_t size, proofline_proof** out);
+PROOFLINE_API int proofline_submit_input(proofline_key* key, const char* generator,
+                                         const void* input, size_t size, unsigned flags,
+                                         proofline_callback callback, void* user,
+                                         proofline_job** job);
 
 /* A proof's status (PROOFLINE_OK or the error) and its parts: proof.json and
  * public.json as snarkjs writes them (NULL unless PROOFLINE_OK), the error

@@ -3,6 +3,8 @@ runtime, through libproofline's C API (ctypes; no compiled extension).
 
     from proofline import Prover
     proof, public_signals = Prover("circuit.zkey").prove(open("w.wtns", "rb").read())
+    # or from the circuit's inputs, with a `proofline witness build` generator:
+    proof, public_signals = Prover("circuit.zkey").prove_input("circuit.so", {"a": "3", "b": "11"})
 """
 import ctypes
 import ctypes.util
@@ -73,6 +75,7 @@ def library():
                 "proofline_key_curve": ([p], c),
                 "proofline_key_public_count": ([p], sz),
                 "proofline_prove": ([p, ctypes.c_char_p, sz, ctypes.POINTER(p)], ctypes.c_int),
+                "proofline_prove_input": ([p, c, ctypes.c_char_p, sz, ctypes.POINTER(p)], ctypes.c_int),
                 "proofline_proof_json": ([p], c),
                 "proofline_proof_public_json": ([p], c),
                 "proofline_proof_error": ([p], c),
@@ -167,10 +170,31 @@ class Prover(_Closes):
 
     def prove_json(self, wtns):
         """Proves one witness (the .wtns bytes); returns (proof.json, public.json) text."""
-        lib = library()
         data = bytes(wtns)
         proof = ctypes.c_void_p()
-        rc = lib.proofline_prove(self._key, data, len(data), ctypes.byref(proof))
+        rc = library().proofline_prove(self._key, data, len(data), ctypes.byref(proof))
+        return self._answer(rc, proof)
+
+    def prove_input_json(self, generator, inputs):
+        """Proves from the circuit's inputs: `inputs` is a dict (as input.json
+        holds) or input.json's text, `generator` the path of the object
+        `proofline witness build` made for the circuit; the witness is
+        computed by the runtime. Returns (proof.json, public.json) text."""
+        if isinstance(inputs, dict):
+            inputs = json.dumps(inputs)
+        data = inputs.encode() if isinstance(inputs, str) else bytes(inputs)
+        proof = ctypes.c_void_p()
+        rc = library().proofline_prove_input(self._key, os.fsencode(generator), data, len(data),
+                                             ctypes.byref(proof))
+        return self._answer(rc, proof)
+
+    def prove_input(self, generator, inputs):
+        """prove_input_json's proof and public signals as snarkjs writes them."""
+        proof, public = self.prove_input_json(generator, inputs)
+        return json.loads(proof), json.loads(public)
+
+    def _answer(self, rc, proof):
+        lib = library()
         try:
             if rc != OK:
                 raise _error(rc, (lib.proofline_proof_error(proof) or b"").decode(errors="replace"))

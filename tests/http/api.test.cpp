@@ -246,6 +246,59 @@ TEST_CASE("a witness that does not fit the key is 422, a drain 503 with Retry-Af
   CHECK(ask(a, request("GET", "/v1/status")).r->status == 200);
 }
 
+TEST_CASE("an input.json body with witness_generator reaches the runtime as a job of inputs") {
+  fake_runtime rt;
+  api a(config(), rt.backend());
+  // Any regular file under the allowed root stands for the generator here:
+  // the registry, not the API, opens it and checks it against the key.
+  const std::string gen = small_dir + "/input_0.json";
+  const std::string target = prove_target() + "&witness_generator=" + gen;
+  const std::string input = "{\"a\": \"3\"}";
+  answer_slot s;
+  a.handle(request("POST", target, input), s.reply());
+  CHECK_FALSE(s.r);
+  REQUIRE(rt.jobs.size() == 1);
+  const local_job& j = rt.jobs[0];
+  CHECK(j.spec.witness_generator == gen);
+  REQUIRE(j.payload);
+  REQUIRE(j.payload->witnesses.size() == 1);
+  CHECK(std::string(static_cast<const char*>(j.payload->witnesses[0].data),
+                    j.payload->witnesses[0].size) == input);
+  // An input the circuit refuses is 422 input_rejected; a generator of
+  // another circuit 422 witness_mismatch; both with the runtime's message.
+  job_report failed;
+  failed.state = job_state::failed;
+  failed.has_error = true;
+  failed.error = {"request body", "request body: input signal \"b\" not given"};
+  rt.waiting.at(0)(failed, {});
+  REQUIRE(s.r);
+  CHECK(s.r->status == 422);
+  CHECK(s.code() == "input_rejected");
+  CHECK(s.r->body.find("input signal") != std::string::npos);
+  answer_slot other;
+  a.handle(request("POST", target, input), other.reply());
+  failed.error = {gen, gen + ": computes witnesses over BLS12-381"};
+  rt.waiting.at(1)(failed, {});
+  REQUIRE(other.r);
+  CHECK(other.r->status == 422);
+  CHECK(other.code() == "witness_mismatch");
+
+  auto refused = [&](const std::string& t, const std::string& body, int status,
+                     const std::string& names) {
+    auto r = ask(a, request("POST", t, body));
+    REQUIRE(r.r);
+    CHECK(r.r->status == status);
+    CHECK(r.r->body.find(names) != std::string::npos);
+  };
+  refused(target, "[1]", 400, "an input.json is a JSON object");
+  refused(target, "", 400, "send the input.json");
+  refused(prove_target(), input, 400, "witness_generator");
+  refused(prove_target() + "&witness_generator=gen.so", input, 400, "absolute path");
+  refused(prove_target() + "&witness_generator=/etc/hostname", input, 403, "outside the allowed roots");
+  refused(prove_target() + "&witness_generator=" + small_dir + "/none.so", input, 404, "no such file");
+  CHECK(rt.jobs.size() == 2);
+}
+
 TEST_CASE("query parameters are percent-decoded and a malformed escape is no value") {
   std::string v;
   CHECK(query_param("a=1&key=%2Fsrv%2Fk%20x.zkey", "key", v));

@@ -13,7 +13,12 @@
 #   4. prove --input and fullprove give verified proofs; bad input exits 2;
 #   5. serve --state killed with SIGKILL after accepting a job of inputs
 #      finishes it from its inputs after the restart (the journal keeps its
-#      generator), every proof verified by snarkjs.
+#      generator), every proof verified by snarkjs;
+#   6. inputs everywhere a witness goes: libproofline's proofline_prove_input
+#      (through the Python package; PROOFLINE_LIBRARY names the library),
+#      POST /v1/prove?witness_generator= with an input.json body, and
+#      `submit --inline` of a job of inputs, each proof verified by snarkjs
+#      and each refusal naming the signal, the generator or the field.
 #
 #   jobs.sh PROOFLINE REPO_ROOT WORK_DIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -170,4 +175,124 @@ done
 kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null || true
 serve_pid=
 echo "ok: a job of inputs accepted before kill -9 finished after the restart, proofs verified"
+# ---- 6. inputs through the library, POST /v1/prove and submit --inline
+if [ -n "${PROOFLINE_LIBRARY:-}" ]; then
+  PROOFLINE_OPTIONS='{"backend": "cpu", "cpu-threads": 2, "memory-budget": "2G"}' \
+  PYTHONPATH=$repo/python python3 - "$med" "$PWD" <<'PY' || fail "the library from inputs"
+import json, subprocess, sys
+from proofline import Prover, InputError
+med, here = sys.argv[1], sys.argv[2]
+prover = Prover(f"{med}/circuit.zkey")
+proof, public = prover.prove_input(f"{here}/medium.so", json.load(open(f"{med}/input_2.json")))
+json.dump(proof, open("lib-proof.json", "w")); json.dump(public, open("lib-public.json", "w"))
+# input.json text in, relative generator path, as a program would pass them
+proof, public = prover.prove_input_json("medium.so", open(f"{med}/input_0.json").read())
+open("lib0-proof.json", "w").write(proof); open("lib0-public.json", "w").write(public)
+def refused(gen, inputs, text):
+    try:
+        prover.prove_input(gen, inputs)
+    except InputError as e:
+        assert text in str(e), (text, str(e))
+        print("ok: library refuses:", str(e).splitlines()[0])
+        return
+    raise AssertionError(f"{gen} {inputs}: proved, expected an InputError with {text!r}")
+refused("medium.so", json.load(open("missing.json")), 'input signal "limit" not given')
+refused("medium.so", json.load(open("assert.json")), "Failed assert in template/function Medium")
+refused("small.so", json.load(open(f"{med}/input_0.json")), "small.so computes witnesses over BLS12-381")
+refused("no-such.so", {}, "no-such.so")
+prover.close()
+PY
+  for t in lib lib0; do
+    "$snarkjs" groth16 verify "$med/verification_key.json" "$t-public.json" "$t-proof.json" >/dev/null ||
+      fail "snarkjs rejects the library's proof from inputs ($t)"
+  done
+  python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' \
+    lib-public.json "$med/public_2.json" || fail "the library's public signals of input_2 differ from the fixture's"
+  echo "ok: library: proofs from inputs verified by snarkjs; bad inputs and generators refused as input errors"
+else
+  echo "SKIP: the library part (PROOFLINE_LIBRARY is not set)"
+fi
+
+: >http.out
+"$proofline" serve --insecure --listen 127.0.0.1:0 --http 127.0.0.1:0 --allow-root "$PWD" --allow-root "$med" \
+  --backend cpu --cpu-threads 2 --synthesizers 2 >http.out 2>http.err &
+serve_pid=$!
+for _ in $(seq 100); do grep -q "http on http://" http.out && break; sleep 0.1; done
+url=$(sed -n 's/.*http on //p' http.out)
+port=$(sed -n 's/.*listening on [^ ]*:\([0-9][0-9]*\).*/\1/p' http.out)
+[ -n "$url" ] && [ -n "$port" ] || { cat http.out http.err >&2; fail "serve --http did not start"; }
+python3 - "$url" "$med" "$PWD" <<'PY' || { tail -20 http.err >&2; fail "POST /v1/prove with an input.json"; }
+import json, sys, urllib.error, urllib.parse, urllib.request
+url, med, here = sys.argv[1:4]
+def post(gen, body, key=f"{med}/circuit.zkey"):
+    q = {"key": key}
+    if gen is not None:
+        q["witness_generator"] = gen
+    req = urllib.request.Request(f"{url}/v1/prove?{urllib.parse.urlencode(q)}", data=body,
+                                 method="POST", headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=120) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read())
+st, a = post(f"{here}/medium.so", open(f"{med}/input_1.json", "rb").read())
+assert st == 200, (st, a)
+json.dump(a["proof"], open("http-proof.json", "w")); json.dump(a["public_signals"], open("http-public.json", "w"))
+def refused(status, code, text, gen, body):
+    st, a = post(gen, body)
+    assert st == status and a["error"]["code"] == code and text in a["error"]["message"], (st, a, text)
+    print(f"ok: {status} {code}: {a['error']['message'].splitlines()[0]}")
+refused(422, "input_rejected", 'input signal "limit" not given', f"{here}/medium.so", open("missing.json", "rb").read())
+refused(422, "input_rejected", "Failed assert", f"{here}/medium.so", open("assert.json", "rb").read())
+refused(422, "witness_mismatch", "small.so computes witnesses over BLS12-381", f"{here}/small.so",
+        open(f"{med}/input_0.json", "rb").read())
+refused(400, "bad_request", "an input.json is a JSON object", f"{here}/medium.so", b"[1, 2]")
+refused(400, "bad_request", "witness_generator", None, open(f"{med}/input_0.json", "rb").read())
+refused(400, "bad_request", "absolute path", "medium.so", b"{}")
+refused(403, "forbidden", "witness_generator", "/usr/lib/x.so", b"{}")
+refused(404, "not_found", "no such file", f"{here}/none.so", b"{}")
+# A generator rebuilt in place (a new file under the same name, as `witness
+# build -o` writes it) is loaded anew: first the BLS12-381 one, then the BN254 one.
+import os, shutil
+shutil.copy(f"{here}/small.so", f"{here}/swap.tmp"); os.replace(f"{here}/swap.tmp", f"{here}/swap.so")
+refused(422, "witness_mismatch", "computes witnesses over BLS12-381", f"{here}/swap.so",
+        open(f"{med}/input_0.json", "rb").read())
+shutil.copy(f"{here}/medium.so", f"{here}/swap.tmp"); os.replace(f"{here}/swap.tmp", f"{here}/swap.so")
+st, a = post(f"{here}/swap.so", open(f"{med}/input_0.json", "rb").read())
+assert st == 200, (st, a)
+print("ok: a generator replaced under its name is loaded anew")
+PY
+"$snarkjs" groth16 verify "$med/verification_key.json" http-public.json http-proof.json >/dev/null ||
+  fail "snarkjs rejects the proof of POST /v1/prove from an input.json"
+echo "ok: POST /v1/prove with an input.json: proof verified by snarkjs; refusals name the field"
+
+# submit --inline: the inputs travel with the submission, the generator is the server's.
+mkdir -p client && cp "$med/input_0.json" "$med/input_2.json" missing.json client/
+cat >client/jobs.json <<JSON
+{"jobs": [
+  {"id": "inl", "zkey": "$med/circuit.zkey", "witness_generator": "$PWD/medium.so",
+   "inputs": ["input_0.json", "input_2.json"], "out": "$PWD/out/inl"},
+  {"id": "inl-missing", "zkey": "$med/circuit.zkey", "witness_generator": "$PWD/medium.so",
+   "input": "missing.json", "out": "$PWD/out/inl-missing"}
+]}
+JSON
+set +e
+(cd client && "$proofline" submit --insecure --connect "127.0.0.1:$port" --inline jobs.json) >inline.log 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { cat inline.log >&2; fail "submit --inline of inputs exited $rc, expected 1 (one job fails)"; }
+for i in 0 1; do
+  "$snarkjs" groth16 verify "$med/verification_key.json" "out/inl/public_$i.json" "out/inl/proof_$i.json" >/dev/null ||
+    fail "snarkjs rejects out/inl/proof_$i.json of submit --inline"
+done
+cmp -s out/inl/public_1.json "$med/public_2.json" || fail "submit --inline: public signals of input_2 differ"
+python3 - <<'PY' || { cat inline.log >&2; fail "submit --inline: the failed input is not named"; }
+import json
+m = json.load(open("out/inl-missing/result.json"))["error"]["message"]
+assert 'input signal "limit" not given' in m and "missing.json" in m, m
+print("ok: submit --inline: the refused input named:", m.splitlines()[0])
+PY
+kill "$serve_pid" 2>/dev/null; wait "$serve_pid" 2>/dev/null || true
+serve_pid=
+echo "ok: submit --inline of inputs: proofs verified by snarkjs"
 echo "jobs: all checks passed"
