@@ -218,8 +218,6 @@ int device_count(std::string* why) {
   return count;
 }
 
-std::unique_ptr<backend> make_backend(int device) { return make_backend(device, backend_options{}); }
-
 std::unique_ptr<backend> make_backend(int device, const backend_options& options) {
   return std::make_unique<cuda_backend>(device, options);
 }

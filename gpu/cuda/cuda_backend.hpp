@@ -33,9 +33,6 @@ namespace proofline::gpu::cuda {
 /// (if given) when there is no usable driver or device.
 int device_count(std::string* why);
 
-/// The CUDA backend on `device` with default options; throws backend_error.
-std::unique_ptr<backend> make_backend(int device);
-
 /// When a key gets window tables (gpu/cuda/key_tables.hpp).
 enum class table_policy {
   never,        ///< plain points only
@@ -62,7 +59,7 @@ struct backend_options {
   bool abc = true;
 };
 
-/// The CUDA backend on `device` with explicit options; throws backend_error.
+/// The CUDA backend on `device`; throws backend_error.
 std::unique_ptr<backend> make_backend(int device, const backend_options& options);
 
 }  // namespace proofline::gpu::cuda
