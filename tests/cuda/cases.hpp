@@ -43,6 +43,21 @@ std::vector<zk::ec::affine<G>> make_points(std::size_t n, std::mt19937_64& rng) 
   return out;
 }
 
+/// n points (n >= 24) whose runs in a bucket collide in every way the
+/// batched-affine rounds meet when every scalar is the same: A four times
+/// then -A four times (A + A, then 2A + 2A and 2A + (-2A) among sums), two
+/// points at infinity, B + (-B), A + (-A) at an odd position, the rest
+/// make_points' (distinct, with its repeats).
+template <class C, class G>
+std::vector<zk::ec::affine<G>> make_collision_points(std::size_t n, std::mt19937_64& rng) {
+  auto out = make_points<C, G>(n, rng);
+  const auto a = out[n - 1], b = out[n - 2];
+  const zk::ec::affine<G> pattern[] = {a,  a,  a,  a,  -a, -a, -a, -a, zk::ec::affine<G>::infinity(),
+                                       zk::ec::affine<G>::infinity(), b, -b, b, a, -a, b, b, b, -a};
+  for (std::size_t i = 0; i < sizeof(pattern) / sizeof(pattern[0]); ++i) out[i] = pattern[i];
+  return out;
+}
+
 enum class scalar_mix {
   uniform,  ///< uniform below r, with 0, 1 and r - 1 mixed in
   skewed,   ///< like a witness: mostly 0 and 1, some small, a few uniform

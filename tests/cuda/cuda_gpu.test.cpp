@@ -220,6 +220,45 @@ void level1_suite(const char* group) {
   }
 }
 
+/// The batched-affine rounds (a round or many, batches of 2 to 32
+/// additions a thread) against the CPU backend on the device: collision
+/// points (A + A, 2A + 2A, 2A + (-2A), B + (-B), infinity) under uniform,
+/// skewed, all-one, all-equal and all-zero scalars, plain, fixed base and in
+/// 3 chunks; then device-made points at 2^12 to 2^16 (G2: 2^14).
+template <class C, class G>
+void affine_suite(const char* group) {
+  using test::scalar_mix;
+  CAPTURE(group);
+  std::mt19937_64 rng(720);
+  auto p = test::make_collision_points<C, G>(2053, rng);
+  const std::vector<std::vector<typename C::scalar>> inputs = {
+      test::make_scalars<C>(p.size(), scalar_mix::uniform, rng), test::make_scalars<C>(p.size(), scalar_mix::skewed, rng),
+      test::make_scalars<C>(p.size(), scalar_mix::ones, rng),
+      std::vector<typename C::scalar>(p.size(), test::make_scalars<C>(1, scalar_mix::uniform, rng)[0]),
+      std::vector<typename C::scalar>(p.size(), C::scalar::zero())};
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    CAPTURE(k);
+    const auto& s = inputs[k];
+    const auto want = gpu::cpu::msm<G, C::fr::N>(p.data(), s.data(), p.size(), pool()).to_affine();
+    for (const char* spec : {"affine", "affine:r1:k1", "affine:r9:k5"}) {
+      CAPTURE(spec);
+      for (bool fixed : {false, true}) {
+        CAPTURE(fixed);
+        CHECK(cudat::msm<C, G>(p.data(), s.data(), p.size(), device(), 0, fixed, 1, spec).to_affine() == want);
+      }
+      CHECK(cudat::msm<C, G>(p.data(), s.data(), p.size(), device(), 5, false, 3, spec).to_affine() == want);
+    }
+  }
+  const unsigned top = std::is_same_v<G, typename C::g1_group> ? std::min(max_log_n(), 16u) : std::min(max_log_n(), 14u);
+  for (unsigned k = 12; k <= top; k += 2) {
+    CAPTURE(k);
+    auto q = cudat::random_points<C, G>(std::size_t(1) << k, 930 + k, device());
+    const auto s = test::make_scalars<C>(q.size(), k % 4 ? scalar_mix::skewed : scalar_mix::uniform, rng);
+    const auto want = gpu::cpu::msm<G, C::fr::N>(q.data(), s.data(), q.size(), pool()).to_affine();
+    CHECK(cudat::msm<C, G>(q.data(), s.data(), q.size(), device(), 0, false, 1, "affine").to_affine() == want);
+  }
+}
+
 /// The window reductions (the default, and block shapes from
 /// a thread a point to a thread a segment) against the CPU backend, on
 /// windows from 2 buckets to 2^15 (every level count the block kernel has
@@ -400,6 +439,13 @@ TEST_CASE("both level-1 MSM kernels (plain and lazy products) equal the CPU back
   SUBCASE("BN254 G2") { level1_suite<zk::bn254, zk::bn254::g2_group>("G2"); }
   SUBCASE("BLS12-381 G1") { level1_suite<zk::bls12_381, zk::bls12_381::g1_group>("G1"); }
   SUBCASE("BLS12-381 G2") { level1_suite<zk::bls12_381, zk::bls12_381::g2_group>("G2"); }
+}
+
+TEST_CASE("the batched-affine MSM kernel equals the CPU backend, collisions included") {
+  SUBCASE("BN254 G1") { affine_suite<zk::bn254, zk::bn254::g1_group>("G1"); }
+  SUBCASE("BN254 G2") { affine_suite<zk::bn254, zk::bn254::g2_group>("G2"); }
+  SUBCASE("BLS12-381 G1") { affine_suite<zk::bls12_381, zk::bls12_381::g1_group>("G1"); }
+  SUBCASE("BLS12-381 G2") { affine_suite<zk::bls12_381, zk::bls12_381::g2_group>("G2"); }
 }
 
 TEST_CASE("every window reduction shape equals the CPU backend") {

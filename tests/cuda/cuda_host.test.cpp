@@ -6,6 +6,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -588,7 +589,7 @@ TEST_CASE("the level-1 kernel: spellings, and both kernels give the CPU backend'
   CHECK(msm::level1_threads<zk::ec::affine<zk::bn254::g2_group>>() == 128);
   CHECK(msm::level1_threads<zk::ec::affine<zk::bls12_381::g1_group>>() == 128);
   CHECK(msm::level1_threads<zk::ec::affine<zk::bls12_381::g2_group>>() == 128);
-  for (const char* bad : {"", "xyz", "xyzzy", "xyzz:", "xyzz:r128", "xyzz:lazy:r168", "affine", "xyzz:lazy:lazy",
+  for (const char* bad : {"", "xyz", "xyzzy", "xyzz:", "xyzz:r128", "xyzz:lazy:r168", "affinex", "xyzz:lazy:lazy",
                           "xyzz::lazy", "XYZZ", "xyzz:b", "xyzz:b100", "xyzz:b512", "xyzz:b128:lazy", "xyzz:b0128",
                           ":b128", "xyzz:b128:b64"}) {
     CAPTURE(bad);
@@ -615,6 +616,114 @@ TEST_CASE("the level-1 kernel: spellings, and both kernels give the CPU backend'
     msm::chunked(st, s, ch, scalars.data(), points.data(), windows.data(), cv);
     CHECK(msm::combine(windows.data(), s).to_affine() == want);
   }
+}
+
+TEST_CASE("batched-affine kernel: spellings, the rounds a shape takes, and when MSMs take it") {
+  namespace msm = gpu::cuda::msm;
+  for (const char* spec : {"affine", "affine:r1", "affine:r16", "affine:k1", "affine:r3:k10", "affine:r12:k5"}) {
+    CAPTURE(spec);
+    const msm::level1_kernel k = msm::parse_level1(spec);
+    CHECK(k.affine);
+    CHECK(msm::describe(k) == spec);
+  }
+  CHECK(msm::parse_level1("affine:r3:k2").rounds == 3);
+  CHECK(msm::parse_level1("affine:r3:k2").batch_log == 2);
+  for (const char* bad : {"affine:", "affine:r0", "affine:r17", "affine:k0", "affine:k11", "affine:k2:r3",
+                          "affine:r03", "affine:r3:", "affine:b64", "affine:lazy", "affine:r3:k2:k2", "affinex"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(msm::parse_level1(bad), std::invalid_argument);
+  }
+  CHECK_FALSE(msm::parse_level1("xyzz:lazy").affine);
+  // off by default at every size (affine_min_n), unless PROOFLINE_MSM_KERNEL says
+  if (!std::getenv("PROOFLINE_MSM_KERNEL")) {
+    CHECK_FALSE(msm::plan(std::size_t(1) << 20, 254).level1.affine);
+    CHECK(msm::level1_for(std::size_t(1) << 30).affine == (msm::affine_min_n <= (std::size_t(1) << 30)));
+  }
+  // rounds: about log2 of the mean bucket's entries, 1 to 8, or as spelled
+  msm::shape s = msm::plan(1 << 12, 254, 4);  // 8 buckets a window, 512 entries a bucket
+  s.level1 = msm::parse_level1("affine");
+  CHECK(msm::affine_rounds(s) == 8);
+  s = msm::plan(1 << 12, 254, 12);  // 2^11 buckets a window, 2 entries a bucket
+  s.level1 = msm::parse_level1("affine");
+  CHECK(msm::affine_rounds(s) == 1);
+  s.level1 = msm::parse_level1("affine:r5");
+  CHECK(msm::affine_rounds(s) == 5);
+  CHECK(msm::affine_rounds_on(s));
+}
+
+/// The batched-affine rounds against the CPU backend on group G: collision
+/// points (A + A, 2A + 2A, 2A + (-2A), B + (-B), infinity) under uniform,
+/// skewed, all-one, all-equal and all-zero scalars, plain, fixed base and
+/// in 3 chunks, for rounds from one to many and batches from 2 to 32.
+template <class C, class G>
+void check_affine(std::mt19937_64& rng) {
+  namespace msm = gpu::cuda::msm;
+  using test::scalar_mix;
+  for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(24), std::size_t(131)}) {
+    auto p = n >= 24 ? test::make_collision_points<C, G>(n, rng) : test::make_points<C, G>(n, rng);
+    const std::vector<std::vector<typename C::scalar>> inputs = {
+        test::make_scalars<C>(n, scalar_mix::uniform, rng), test::make_scalars<C>(n, scalar_mix::skewed, rng),
+        test::make_scalars<C>(n, scalar_mix::ones, rng),
+        std::vector<typename C::scalar>(n, test::make_scalars<C>(1, scalar_mix::uniform, rng)[0]),
+        std::vector<typename C::scalar>(n, C::scalar::zero())};
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      CAPTURE(n);
+      CAPTURE(k);
+      const auto& sc = inputs[k];
+      const auto want = gpu::cpu::msm<G, C::fr::N>(p.data(), sc.data(), n, pool()).to_affine();
+      for (const char* spec : {"affine", "affine:r1:k1", "affine:r4:k2", "affine:r9:k5"}) {
+        CAPTURE(spec);
+        const msm::level1_kernel kernel = msm::parse_level1(spec);
+        CHECK(test::emulated_msm<C, G>(p, sc, 0, false, 1, kernel).to_affine() == want);
+        CHECK(test::emulated_msm<C, G>(p, sc, 3, false, 1, kernel).to_affine() == want);
+        CHECK(test::emulated_msm<C, G>(p, sc, 5, true, 1, kernel).to_affine() == want);
+        if (n > 2) CHECK(test::emulated_msm<C, G>(p, sc, 4, false, 3, kernel).to_affine() == want);
+      }
+    }
+  }
+}
+
+TEST_CASE("batched-affine rounds leave level 1 about 2^-R of a long run") {
+  // The sums are right with no round merging anything (level 1 adds the
+  // rest), so this checks the rounds do the additions.
+  namespace msm = gpu::cuda::msm;
+  using C = zk::bn254;
+  using G = zk::bn254::g1_group;
+  const gpu::cuda::host_exec ex;
+  std::mt19937_64 rng(34);
+  const std::size_t n = 1000;
+  const auto p = test::make_points<C, G>(n, rng);
+  const auto ones = test::make_scalars<C>(n, test::scalar_mix::ones, rng);  // one bucket of n entries
+  const auto left = [&](const std::string& spec) {
+    msm::shape s = msm::plan(n, C::fr::params::bits, 8);
+    s.level1 = msm::parse_level1(spec);
+    std::vector<char> dig(msm::digits_bytes(s)), temp(msm::prepare_bytes<gpu::cuda::host_exec, C::scalar>(ex, s));
+    gpu::cuda::carver dc(dig.data(), dig.size()), tc(temp.data(), temp.size());
+    const msm::digits d = msm::carve_digits(dc, s);
+    msm::prepare(ex, s, ones.data(), d, tc);
+    gpu::cuda::carver count;
+    msm::affine_rounds_pass(ex, s, d.keys, d.vals, d.count, p.data(), count);
+    std::vector<char> mem(count.used());
+    gpu::cuda::carver mc(mem.data(), mem.size());
+    const auto l = msm::affine_rounds_pass(ex, s, d.keys, d.vals, d.count, p.data(), mc);
+    CHECK(*d.count == n);
+    for (uint32_t i = 1; i < *l.count; ++i) CHECK(l.keys[i - 1] <= l.keys[i]);
+    return std::size_t(*l.count);
+  };
+  // point 1 is at infinity and 3 is -(point 0): n - 1 points, about 2^-R
+  // of them left, give or take a few at the run's ends
+  CHECK(left("affine:r1") <= n / 2 + 2);
+  CHECK(left("affine:r4") <= n / 16 + 4);
+  CHECK(left("affine:r10") <= 2);
+  CHECK(left("affine:r1:k1") == left("affine:r1:k10"));
+}
+
+TEST_CASE("batched-affine rounds give the CPU backend's sum on every group, collisions included") {
+  std::mt19937_64 rng(33);
+  SUBCASE("BN254 G1") { check_affine<zk::bn254, zk::bn254::g1_group>(rng); }
+  SUBCASE("BN254 G2") { check_affine<zk::bn254, zk::bn254::g2_group>(rng); }
+  SUBCASE("BLS12-381 G1") { check_affine<zk::bls12_381, zk::bls12_381::g1_group>(rng); }
+  SUBCASE("BLS12-381 G2") { check_affine<zk::bls12_381, zk::bls12_381::g2_group>(rng); }
 }
 
 TEST_CASE("msm::split cuts n scalars into growing, non-empty chunks that cover them") {

@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "gpu/cuda/exec.hpp"
+#include "gpu/cuda/msm/affine_kernels.hpp"
 #include "gpu/cuda/msm/bucket_kernels.hpp"
 #include "gpu/cuda/msm/plan.hpp"
 #include "gpu/cuda/msm/precompute_kernel.hpp"
@@ -77,11 +78,15 @@ void prepare(const Exec& ex, const shape& s, const Scalar* scalars, const digits
 
 /// Steps 3-5: the buckets of the digits d (shape s) into buckets[0 ..
 /// s.buckets), stored, or added to what they hold when `add` (buckets that
-/// no digit of d reaches are left as they are); scratch from `temp` as for
-/// prepare().
+/// no digit of d reaches are left as they are); with affine_rounds_on(s),
+/// the batched-affine rounds (step 3a) before level 1, which then sums what
+/// they leave; scratch from `temp` as for prepare().
 template <class Exec, class A, class X>
 void bucket_pass(const Exec& ex, const shape& s, const digits& d, const A* points, X* buckets, bool add,
                  carver& temp) {
+  const bool affine = affine_rounds_on(s);
+  affine_left<A> left;
+  if (affine) left = affine_rounds_pass(ex, s, d.keys, d.vals, d.count, points, temp);
   std::size_t chunks = 1;
   for (unsigned lv = 0; lv < s.levels; ++lv) chunks = std::max(chunks, s.chunks_max[lv]);
   uint32_t* runs = temp.take<uint32_t>(chunks);
@@ -94,8 +99,8 @@ void bucket_pass(const Exec& ex, const shape& s, const digits& d, const A* point
   X* parts[2] = {temp.take<X>(s.partials_max[0]), temp.take<X>(s.levels > 1 ? s.partials_max[1] : 1)};
   if (temp.counting() || s.n == 0) return;
 
-  const uint32_t* in_count = d.count;
-  const uint32_t* in_keys = d.keys;
+  const uint32_t* in_count = affine ? left.count : d.count;
+  const uint32_t* in_keys = affine ? left.keys : d.keys;
   const X* in_parts = nullptr;
   for (unsigned lv = 0; lv < s.levels; ++lv) {
     unsigned L = lv == 0 ? s.chunk1 : s.chunk;
@@ -105,7 +110,9 @@ void bucket_pass(const Exec& ex, const shape& s, const digits& d, const A* point
     ex.for_each(m, chunk_runs_fn{in_keys, in_count, L, runs});
     ex.exclusive_sum(scan_temp, scan_bytes, runs, base, m);
     ex.for_each(1, total_fn{base, runs, m, counts + lv});
-    if (lv == 0)
+    if (lv == 0 && affine)
+      ex.for_each(m, level_runs_fn<X, affine_terms<A>>{in_keys, in_count, base, L, out_keys, out, left.terms});
+    else if (lv == 0)
       level1<A>(ex, s.level1, m, in_keys, in_count, base, L, out_keys, out, d.vals, points);
     else
       ex.for_each(m, level_runs_fn<X, partial_sums<X>>{in_keys, in_count, base, L, out_keys, out,

@@ -42,7 +42,7 @@ struct shape {
   /// w * table_n + offset + i. Otherwise offset = 0 and table_n = n.
   std::size_t offset = 0;
   std::size_t table_n = 0;
-  level1_kernel level1;  ///< how step 3 runs on the device (default_level1() by plan())
+  level1_kernel level1;  ///< how step 3 runs on the device (level1_for(n) by plan())
   reduce_kernel reduce;  ///< how step 6 runs (default_reduce() by plan())
 };
 
@@ -67,7 +67,7 @@ inline shape plan(std::size_t n, unsigned bits, unsigned c = 0, bool fixed_base 
   shape s;
   s.n = n;
   s.table_n = n;
-  s.level1 = default_level1();
+  s.level1 = level1_for(n);
   s.reduce = default_reduce();
   s.bits = bits;
   s.fixed_base = fixed_base;
@@ -115,6 +115,26 @@ inline shape plan(std::size_t n, unsigned bits, unsigned c = 0, bool fixed_base 
   } while (run > run_limit);
 
   return s;
+}
+
+// ---- step 3a: batched-affine rounds
+
+/// Whether shape s takes the batched-affine rounds: its kernel asks, and
+/// the entries leave bit 31 of an entry's name free (affine_kernels.hpp);
+/// otherwise level 1 sums in XYZZ alone.
+inline bool affine_rounds_on(const shape& s) {
+  return s.level1.affine && s.entries < (std::size_t(1) << 31);
+}
+
+/// Pairwise rounds for shape s: the kernel's when spelled, else about log2
+/// of the mean entries a bucket (each round about halves a long run), 1 to
+/// 8; what is left, level 1 sums in XYZZ.
+inline unsigned affine_rounds(const shape& s) {
+  if (s.level1.rounds) return s.level1.rounds;
+  const std::size_t mean = s.entries / std::max<std::size_t>(s.buckets, 1);
+  unsigned r = 1;
+  while (r < 8 && (std::size_t(2) << r) <= mean) ++r;
+  return r;
 }
 
 // ---- step 6: the reduction's levels

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -14,7 +15,8 @@
 namespace proofline::gpu::cuda::msm {
 
 /// How step 3 (level 1, nearly all of an MSM's additions) sums its runs.
-/// Spelled "xyzz" or "xyzz:lazy", optionally followed by ":bN" (parse_level1).
+/// Spelled "xyzz" or "xyzz:lazy", optionally followed by ":bN", or
+/// "affine" optionally followed by ":rR" and ":kK" (parse_level1).
 struct level1_kernel {
   /// Fq2 groups: products with one reduction less (zk::ff::fp2_lazy); Fq
   /// groups: coordinates anywhere in [0, 2p), inline products without their
@@ -23,12 +25,51 @@ struct level1_kernel {
   /// Threads a block of the launch (32, 64, 128 or 256; 0: level1_threads()
   /// for the points). The kernel is the same either way.
   unsigned threads = 0;
+  /// Batched-affine rounds first (affine_kernels.hpp): adjacent entries of
+  /// one bucket are added pairwise in affine coordinates, a batch of
+  /// additions sharing one inversion, and the XYZZ sums of level 1 (plain
+  /// products) take what is left.
+  bool affine = false;
+  /// Pairwise rounds (1-16; 0: affine_rounds() for the shape).
+  unsigned char rounds = 0;
+  /// log2 of the additions a thread batches behind one inversion (0-10;
+  /// 0: affine_batch_log).
+  unsigned char batch_log = 0;
 };
 
+/// Additions a thread shares one inversion across unless spelled: the
+/// inversion (a few hundred products) a small share of the batch, yet
+/// enough threads for a wave of the GPU at 2^16 pairs.
+constexpr unsigned affine_batch_log = 5;
+
 /// "xyzz" (plain products) or "xyzz:lazy", then optionally ":b32", ":b64",
-/// ":b128" or ":b256"; throws std::invalid_argument naming the problem.
+/// ":b128" or ":b256"; or "affine", then optionally ":rR" (R in 1-16) and
+/// ":kK" (K in 1-10), in that order; throws std::invalid_argument naming
+/// the problem.
 inline level1_kernel parse_level1(const std::string& spec) {
   level1_kernel k;
+  if (spec.compare(0, 6, "affine") == 0) {
+    const auto bad = [&] {
+      return std::invalid_argument("msm kernel '" + spec + "': expected affine, then :rR (R 1-16), then :kK (K 1-10)");
+    };
+    k.affine = true;
+    std::size_t at = 6;
+    const auto number = [&](char tag, unsigned lo, unsigned hi, unsigned char& out) {
+      if (spec.compare(at, 2, std::string(":") + tag) != 0) return;
+      std::size_t end = at + 2;
+      while (end < spec.size() && spec[end] >= '0' && spec[end] <= '9') ++end;
+      const std::string digits = spec.substr(at + 2, end - at - 2);
+      if (digits.empty() || digits.size() > 2 || digits[0] == '0') throw bad();
+      const unsigned v = unsigned(std::stoul(digits));
+      if (v < lo || v > hi) throw bad();
+      out = static_cast<unsigned char>(v);
+      at = end;
+    };
+    number('r', 1, 16, k.rounds);
+    number('k', 1, 10, k.batch_log);
+    if (at != spec.size()) throw bad();
+    return k;
+  }
   std::string head = spec;
   const std::size_t b = spec.rfind(":b");
   if (b != std::string::npos) {
@@ -42,14 +83,24 @@ inline level1_kernel parse_level1(const std::string& spec) {
   if (head == "xyzz:lazy")
     k.lazy = true;
   else if (head != "xyzz")
-    throw std::invalid_argument("msm kernel '" + spec + "': unknown kernel (expected xyzz or xyzz:lazy, then :bN)");
+    throw std::invalid_argument("msm kernel '" + spec +
+                                "': unknown kernel (expected xyzz or xyzz:lazy, then :bN; or affine, then :rR, :kK)");
   return k;
 }
 
 /// The spelling parse_level1 reads back.
 inline std::string describe(const level1_kernel& k) {
+  if (k.affine)
+    return std::string("affine") + (k.rounds ? ":r" + std::to_string(k.rounds) : "") +
+           (k.batch_log ? ":k" + std::to_string(k.batch_log) : "");
   return std::string(k.lazy ? "xyzz:lazy" : "xyzz") + (k.threads ? ":b" + std::to_string(k.threads) : "");
 }
+
+/// Points from which MSMs take the batched-affine rounds unless
+/// PROOFLINE_MSM_KERNEL says: none for now (the rounds are not yet measured
+/// to pay at any size; docs/GPU.md, "MSM pipeline"), so every size sums in
+/// XYZZ by default.
+constexpr std::size_t affine_min_n = ~std::size_t(0);
 
 /// The level-1 kernel MSMs use unless told otherwise: PROOFLINE_MSM_KERNEL
 /// when set (parse_level1's spelling), else xyzz:lazy (lazy Fq2 products
@@ -59,6 +110,22 @@ inline std::string describe(const level1_kernel& k) {
 inline level1_kernel default_level1() {
   static const env_setting<level1_kernel> choice("PROOFLINE_MSM_KERNEL", level1_kernel{true}, parse_level1);
   return choice.get();
+}
+
+/// The level-1 kernel of an MSM of n points: PROOFLINE_MSM_KERNEL when set,
+/// else batched affine ("affine") from affine_min_n points on and
+/// default_level1() below.
+inline level1_kernel level1_for(std::size_t n) {
+  static const bool spelled = [] {
+    const char* v = std::getenv("PROOFLINE_MSM_KERNEL");
+    return v && *v;
+  }();
+  if (!spelled && n >= affine_min_n) {
+    level1_kernel k;
+    k.affine = true;
+    return k;
+  }
+  return default_level1();
 }
 
 /// How step 6 reduces the buckets to window sums: a block of
