@@ -77,7 +77,7 @@ void lease_to(cluster_pointer self, cluster_node& node, partition_ref part, uint
     try {
       rp.witness_bytes = st.cfg.read_file(witness);
     } catch (const std::exception& e) {
-      self->send(st.cfg.registry, failed_atom::value,
+      self->send(st.cfg.registry, partition_failed_atom::value,
                  partition_failure{part.job->seq, part.index, part.spans, {witness, e.what()}});
       return;
     }
@@ -222,7 +222,7 @@ void top_up_pulls(cluster_pointer self) {
   for (const auto& [id, n] : st.nodes) credit += n.m.credit;
   while (st.pulls < credit) {
     ++st.pulls;
-    self->request(st.cfg.memory, caf::infinite, pull_atom::value)
+    self->request(st.cfg.memory, caf::infinite, grant_request_atom::value)
         .then([=](const grant& g) { on_cluster_grant(self, g); },
               [=](caf::error&) { self->quit(); });  // the memory manager is gone: shutting down
   }
@@ -270,7 +270,7 @@ void requeue(cluster_pointer self, partition_ref part, uint64_t bytes, uint64_t 
   o.bulk = bulk;
   self->request(st.cfg.memory, caf::infinite, reserve_atom::value, std::vector<work_order>{o})
       .then([=](const std::vector<partition_failure>& refused) {
-        for (const auto& f : refused) self->send(self->state.cfg.registry, failed_atom::value, f);
+        for (const auto& f : refused) self->send(self->state.cfg.registry, partition_failed_atom::value, f);
       });
 }
 
@@ -301,7 +301,7 @@ void on_result(cluster_pointer self, const partition_result& r) {
   spans.memory = part.spans.memory;  // its wait here, not at the node's own memory manager
   if (!r.ok) {
     ++node.m.failed;
-    self->send(st.cfg.registry, failed_atom::value,
+    self->send(st.cfg.registry, partition_failed_atom::value,
                partition_failure{job.seq, part.index, spans, r.error});
     return;
   }
@@ -320,7 +320,7 @@ void on_result(cluster_pointer self, const partition_result& r) {
                     [=](caf::error& e) {
                       spdlog::error("cluster: the proof checker failed: {}",
                                     self->system().render(e));
-                      self->send(self->state.cfg.registry, failed_atom::value,
+                      self->send(self->state.cfg.registry, partition_failed_atom::value,
                                  partition_failure{proof.job->seq, proof.index, spans,
                                                    {"", "the coordinator's proof checker failed: " +
                                                             self->system().render(e)}});
@@ -348,7 +348,7 @@ void on_checked(cluster_pointer self, uint64_t from, const cluster_lease& lease,
     f.retryable = f.check_failed = true;
     f.spans.gpu = -1;  // the node's backend index means nothing here
     f.spans.backend = who;
-    self->send(st.cfg.registry, failed_atom::value, std::move(f));
+    self->send(st.cfg.registry, partition_failed_atom::value, std::move(f));
     if (node && ++node->m.bad_proofs >= st.cfg.max_bad_proofs && !node->m.out_of_service)
       take_out_of_service(self, *node,
                           std::to_string(node->m.bad_proofs) +
@@ -356,7 +356,7 @@ void on_checked(cluster_pointer self, uint64_t from, const cluster_lease& lease,
     return;
   }
   if (!v.written) {
-    self->send(st.cfg.registry, failed_atom::value,
+    self->send(st.cfg.registry, partition_failed_atom::value,
                partition_failure{job.seq, part.index, spans, v.write_error});
     return;
   }
@@ -374,7 +374,7 @@ void on_checked(cluster_pointer self, uint64_t from, const cluster_lease& lease,
     d.proof_json = v.proof_json;
     d.public_json = v.public_json;
   }
-  self->send(st.cfg.registry, done_atom::value, std::move(d));
+  self->send(st.cfg.registry, partition_done_atom::value, std::move(d));
 }
 
 void take_out_of_service(cluster_pointer self, cluster_node& node, const std::string& why) {

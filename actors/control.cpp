@@ -114,7 +114,7 @@ control_admin_actor::behavior_type control(control_pointer self, control_config 
       [=](attach_atom, const control_wiring& w) {
         self->state.wiring = w;
         // Before any watch asks the registry, so no news is missed.
-        self->send(w.registry, watch_atom::value, caf::actor_cast<job_listener_actor>(self));
+        self->send(w.registry, listen_atom::value, caf::actor_cast<job_listener_actor>(self));
         spdlog::debug("control: runtime attached");
       },
       [=](submit_atom, const job_submission& s) { return submit_jobs(self, s); },
@@ -136,7 +136,7 @@ control_admin_actor::behavior_type control(control_pointer self, control_config 
         return watch(self, cursors, wait_ms);
       },
       [=](news_atom, uint64_t seq) { on_news(self, seq); },
-      [=](watch_atom, uint64_t id) { on_watch_timeout(self, id); },
+      [=](watch_due_atom, uint64_t id) { on_watch_timeout(self, id); },
       [=](metrics_atom) { return collect_metrics(self); },
       [=](join_atom, const node_info& info, const node_actor& node) -> caf::result<uint64_t> {
         if (!self->state.wiring) return starting();

@@ -35,7 +35,7 @@ void park(control_pointer self, parked_watch w, uint32_t wait_ms) {
   }
   uint64_t id = st.next_watch++;
   st.watches.emplace(id, std::move(w));
-  self->delayed_send(self, std::chrono::milliseconds(wait_ms), watch_atom::value, id);
+  self->delayed_send(self, std::chrono::milliseconds(wait_ms), watch_due_atom::value, id);
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ void write_claimed(finalizer_pointer self, partition_ref part, const finalized_f
   const bool ok = error.message.empty();
   log_timing(self, part, t, files.verify_ms, ok);
   if (!ok) {
-    self->send(cfg.registry, failed_atom::value,
+    self->send(cfg.registry, partition_failed_atom::value,
                partition_failure{job.seq, part.index, part.spans, std::move(error), false});
     return;
   }
@@ -112,7 +112,7 @@ void write_claimed(finalizer_pointer self, partition_ref part, const finalized_f
     done.proof_json = files.proof_json;
     done.public_json = files.public_json;
   }
-  self->send(cfg.registry, done_atom::value, std::move(done));
+  self->send(cfg.registry, partition_done_atom::value, std::move(done));
 }
 
 }  // namespace
@@ -167,7 +167,7 @@ void finalize_partition(finalizer_pointer self, proved_partition& p) {
     log_timing(self, part, t, files->verify_ms, false);
     partition_failure f{job.seq, part.index, part.spans, std::move(error), retryable};
     f.check_failed = check_failed;
-    self->send(cfg.registry, failed_atom::value, std::move(f));
+    self->send(cfg.registry, partition_failed_atom::value, std::move(f));
     return;
   }
   // Written only once the registry lets it (claim_atom): a job cancelled

@@ -21,7 +21,7 @@ gpu_worker_actor::behavior_type gpu_worker(gpu_worker_pointer self, gpu_worker_c
   return {
       [=](run_atom) { prove_next(self); },
       [=](prepare_atom, const zk::groth16::key_ptr& key) { prepare_key(self, key); },
-      [=](evict_atom, const zk::groth16::key_ptr& key) {
+      [=](evict_key_atom, const zk::groth16::key_ptr& key) {
         self->state.cfg.backend->evict(key.get());
       },
   };
@@ -31,7 +31,7 @@ void refill(gpu_worker_pointer self) {
   auto& st = self->state;
   while (st.held.size() + st.requested < st.cfg.lookahead) {
     ++st.requested;
-    self->request(st.cfg.scheduler, caf::infinite, pull_atom::value,
+    self->request(st.cfg.scheduler, caf::infinite, partition_pull_atom::value,
                   static_cast<int32_t>(st.cfg.device))
         .then([=](const synthesized_partition& p) { on_partition(self, p); },
               // The scheduler is gone (shutting down) or took this device out
@@ -64,7 +64,7 @@ void prove_next(gpu_worker_pointer self) {
   refill(self);  // the next partition travels while this one computes
   if (p.part.job->cancelled.load(std::memory_order_acquire)) {
     p.reservation->release_all();  // cancelled job: drop it, free its memory
-    self->send(st.cfg.scheduler, done_atom::value, p.part.job->seq, p.part.index);
+    self->send(st.cfg.scheduler, worker_done_atom::value, p.part.job->seq, p.part.index);
     self->send(self, run_atom::value);
     return;
   }
@@ -108,7 +108,7 @@ void prove_next(gpu_worker_pointer self) {
     file_error err{"", witness + ": " + cfg.backend->describe() + ": " + problem};
     partition_failure f{part.job->seq, part.index, part.spans, std::move(err), true};
     f.device_lost = lost;
-    self->send(cfg.scheduler, failed_atom::value, std::move(f));
+    self->send(cfg.scheduler, worker_failed_atom::value, std::move(f));
     if (lost) {
       // The device is unusable until the process ends: nothing more is
       // proved here. The scheduler queues what this worker holds for the
@@ -120,7 +120,7 @@ void prove_next(gpu_worker_pointer self) {
     }
   } else {
     ++st.proved;
-    self->send(cfg.scheduler, done_atom::value, part.job->seq, part.index);
+    self->send(cfg.scheduler, worker_done_atom::value, part.job->seq, part.index);
     if (spdlog::should_log(spdlog::level::debug)) log_gpu_timing(self, part);
     zk::groth16::key_ptr key = part.job->key;
     auto& fin = cfg.finalizers[st.next_finalizer++ % cfg.finalizers.size()];
@@ -178,19 +178,19 @@ void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
     if (cfg.keys) self->send(cfg.keys, prepared_atom::value, key, p);
     if (cfg.keys && stats.resident && !stats.tables)
       self->state.without_tables.emplace_back(key, p);
-    self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), true,
+    self->send(cfg.scheduler, residency_atom::value, key, static_cast<int32_t>(cfg.device), true,
                std::string());
   } catch (const gpu::device_lost& e) {
     // A sticky device error while preparing: the device is out of service;
     // the scheduler answers this worker's pulls with an error (it quits).
     spdlog::error("gpu {}: device lost: {}", cfg.device, e.what());
-    self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), false,
+    self->send(cfg.scheduler, residency_atom::value, key, static_cast<int32_t>(cfg.device), false,
                std::string(e.what()));
     self->send(cfg.scheduler, lost_atom::value, static_cast<int32_t>(cfg.device));
   } catch (const std::exception& e) {
     // This device cannot hold the key (device memory, a CUDA fault): the
     // scheduler gives its partitions to the devices that can.
-    self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), false,
+    self->send(cfg.scheduler, residency_atom::value, key, static_cast<int32_t>(cfg.device), false,
                std::string(e.what()));
   }
 }

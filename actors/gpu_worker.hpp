@@ -20,8 +20,8 @@
 // tells the key cache what it cost and the scheduler whether the device holds
 // the key. The fallback worker prepares keys on first use.
 //
-// Every partition handed out is reported back to the scheduler: done_atom
-// when proved (or dropped, its job cancelled), failed_atom when the backend
+// Every partition handed out is reported back to the scheduler: worker_done_atom
+// when proved (or dropped, its job cancelled), worker_failed_atom when the backend
 // failed it (the registry then places a retry). A gpu::device_lost from the
 // backend (a sticky CUDA error: the device is unusable until the process
 // ends) fails the partition with device_lost set and ends the worker; the

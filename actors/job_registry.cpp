@@ -201,7 +201,7 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
       [=](watch_atom, const std::vector<watch_cursor>& cursors) {
         return progress_now(self, cursors);
       },
-      [=](watch_atom, const job_listener_actor& l) { self->state.listeners.push_back(l); },
+      [=](listen_atom, const job_listener_actor& l) { self->state.listeners.push_back(l); },
       [=](status_atom, uint64_t seq) { return status_of(self, seq); },
       [=](status_atom) { return status_all(self); },
       [=](await_atom, uint64_t seq) { return await_job(self, seq); },
@@ -209,8 +209,8 @@ job_registry_actor::behavior_type job_registry(job_registry_pointer self, job_re
         on_stage(self, seq, index, s);
       },
       [=](claim_atom, uint64_t seq, uint32_t index) { return claim(self, seq, index); },
-      [=](done_atom, const partition_done& d) { on_done(self, d); },
-      [=](failed_atom, const partition_failure& f) { on_failed(self, f); },
+      [=](partition_done_atom, const partition_done& d) { on_done(self, d); },
+      [=](partition_failed_atom, const partition_failure& f) { on_failed(self, f); },
       [=](drain_atom) { return drain(self); },
       [=](recover_atom, const std::vector<job_spec>& specs,
           const std::vector<std::vector<uint32_t>>& done) {
@@ -422,7 +422,7 @@ void on_done(job_registry_pointer self, const partition_done& d) {
   if (terminal(p.state)) return;
   record_done(p, d);
   if (self->state.cfg.journal)
-    self->send(self->state.cfg.journal, done_atom::value, d.job_seq, d.index);
+    self->send(self->state.cfg.journal, record_done_atom::value, d.job_seq, d.index);
   job->finish(d.index, partition_state::done);
   complete_if_finished(self, *job);
   tell_listeners(self, d.job_seq);
@@ -523,7 +523,7 @@ caf::result<job_status> cancel_job(job_registry_pointer self, uint64_t seq) {
     if (!terminal(p.state) && !job->writing.count(p.index))
       job->finish(p.index, partition_state::cancelled);
   std::string id = job->spec.id;
-  self->request(self->state.cfg.memory, caf::infinite, cancel_atom::value, seq)
+  self->request(self->state.cfg.memory, caf::infinite, drop_queued_atom::value, seq)
       .then([=](uint64_t dropped) {
         spdlog::debug("job {}: the memory manager dropped {} queued partition(s)", id, dropped);
       });
@@ -561,7 +561,7 @@ caf::result<std::vector<job_status>> drain(job_registry_pointer self) {
       check_drained(self);
     };
     for (auto seq : started)
-      self->request(st.cfg.memory, caf::infinite, cancel_atom::value, seq)
+      self->request(st.cfg.memory, caf::infinite, drop_queued_atom::value, seq)
           .then([=](uint64_t dropped) { answered(seq, dropped); },
                 [=](caf::error&) { answered(seq, 0); });
   }

@@ -310,11 +310,11 @@ journal_actor::behavior_type journal(journal_pointer self, journal_config cfg) {
       [=](record_atom, const std::vector<uint64_t>& seqs, const std::vector<job_spec>& specs) {
         return record(self, seqs, specs);
       },
-      [=](done_atom, uint64_t seq, uint32_t index) { on_done(self, seq, index); },
+      [=](record_done_atom, uint64_t seq, uint32_t index) { on_done(self, seq, index); },
       [=](complete_atom, uint64_t seq, const job_report& report) {
         on_complete(self, seq, report);
       },
-      [=](recover_atom, const job_registry_actor& registry, const key_cache_actor& keys) {
+      [=](replay_atom, const job_registry_actor& registry, const key_cache_actor& keys) {
         recover(self, registry, keys);
       },
   };

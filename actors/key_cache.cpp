@@ -45,8 +45,8 @@ key_cache_actor::behavior_type key_cache(key_cache_pointer self, key_cache_confi
       [=](adopt_atom, const std::string& name, const zk::groth16::key_ptr& key) {
         return self->state.adopt(name, key);
       },
-      [=](evict_atom, uint64_t bytes) { return self->state.evict_idle(bytes); },
-      [=](evict_atom, const std::string& path) { return self->state.evict_one(path); },
+      [=](evict_bytes_atom, uint64_t bytes) { return self->state.evict_idle(bytes); },
+      [=](evict_path_atom, const std::string& path) { return self->state.evict_one(path); },
       [=](warm_keys_atom) { return self->state.list(); },
       [=](prepared_atom, const zk::groth16::key_ptr& key, const key_preparation& p) {
         self->state.on_prepared(key, p);

@@ -16,7 +16,7 @@
 // so a later submission neither reads nor prepares it again. The memory
 // manager is told what each key holds (key_memory_atom, summed per path) and
 // which are idle (key_idle_atom); when the head of its queue needs room it
-// asks here (evict_atom), and idle keys go, least recently used first, with
+// asks here (evict_bytes_atom), and idle keys go, least recently used first, with
 // their device state (key_evicted, which the runtime wires to the GPU
 // workers). Without keep_warm (`run`) a key is dropped as soon as it is idle.
 //

@@ -67,7 +67,7 @@ bool ask_key_room(memory_manager_pointer self) {
   spdlog::debug("memory: {} more needed for the next partition; asking to evict idle keys",
                 format_bytes(need));
   // The cache's key_memory messages for what it evicts arrive before its reply.
-  self->request(st.key_cache, caf::infinite, evict_atom::value, need)
+  self->request(st.key_cache, caf::infinite, evict_bytes_atom::value, need)
       .then(
           [=](uint64_t) {
             self->state.room_asked = false;

@@ -120,7 +120,7 @@ memory_manager_actor::behavior_type memory_manager(memory_manager_pointer self,
   set_up_charges(self);
   return {
       [=](reserve_atom, const std::vector<work_order>& orders) { return reserve(self, orders); },
-      [=](pull_atom) { return pull_work(self); },
+      [=](grant_request_atom) { return pull_work(self); },
       [=](release_atom, uint64_t id, uint64_t bytes, bool final) {
         release(self, id, bytes, final);
       },
@@ -128,7 +128,7 @@ memory_manager_actor::behavior_type memory_manager(memory_manager_pointer self,
       [=](starved_atom) { on_starved(self); },
       [=](purge_atom, int arena) { purge(self, arena); },
       [=](stats_atom) { return stats(self); },
-      [=](cancel_atom, uint64_t seq) { return cancel_queued(self, seq); },
+      [=](drop_queued_atom, uint64_t seq) { return cancel_queued(self, seq); },
       [=](key_memory_atom, const std::string& path, uint64_t bytes) {
         key_memory(self, path, bytes);
       },

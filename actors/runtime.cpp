@@ -100,7 +100,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   // key's device state stays until the backend needs the room.
   if (cfg_.keep_keys)
     kc.key_evicted = [preparers](const zk::groth16::key_ptr& key) {
-      for (const auto& w : *preparers) caf::anon_send(w, evict_atom::value, key);
+      for (const auto& w : *preparers) caf::anon_send(w, evict_key_atom::value, key);
     };
   keys_ = sys.spawn(key_cache, std::move(kc));
   caf::anon_send(memory_, attach_atom::value, keys_);

@@ -49,9 +49,9 @@ scheduler_actor::behavior_type placing_scheduler(scheduler_pointer self, schedul
         auto& st = self->state;
         if (ticket >= st.next_ticket && !st.seen_ahead.count(ticket)) st.in_synthesis[ticket] = seq;
       },
-      [=](pull_atom, int32_t device) { return on_pull(self, device); },
-      [=](done_atom, uint64_t seq, uint32_t index) { on_worker_done(self, seq, index); },
-      [=](failed_atom, const partition_failure& f) { on_worker_failed(self, f); },
+      [=](partition_pull_atom, int32_t device) { return on_pull(self, device); },
+      [=](worker_done_atom, uint64_t seq, uint32_t index) { on_worker_done(self, seq, index); },
+      [=](worker_failed_atom, const partition_failure& f) { on_worker_failed(self, f); },
       [=](lost_atom, int32_t device) {
         if (!self->state.devices[device].lost) {
           lose_device(self, device, "reported lost");
@@ -59,7 +59,7 @@ scheduler_actor::behavior_type placing_scheduler(scheduler_pointer self, schedul
           dispatch(self);
         }
       },
-      [=](prepared_atom, const zk::groth16::key_ptr& key, int32_t device, bool ok,
+      [=](residency_atom, const zk::groth16::key_ptr& key, int32_t device, bool ok,
           const std::string& why) { on_prepared(self, key, device, ok, why); },
       [=](attach_atom, const job_registry_actor& registry) { self->state.registry = registry; },
       [=](stats_atom) { return queue_stats(self); },
@@ -247,7 +247,7 @@ void on_worker_failed(scheduler_pointer self, const partition_failure& f) {
         break;
       }
   }
-  if (st.registry) self->send(st.registry, failed_atom::value, f);
+  if (st.registry) self->send(st.registry, partition_failed_atom::value, f);
   fail_stranded(self);
   dispatch(self);
 }
@@ -348,7 +348,7 @@ void fail_stranded(scheduler_pointer self) {
                         (lost.empty() ? "no GPU worker" : list_reasons(st.cfg, lost)) + ")";
     }
     p.reservation->release_all();
-    if (st.registry) self->send(st.registry, failed_atom::value, f);
+    if (st.registry) self->send(st.registry, partition_failed_atom::value, f);
     it = st.ready.erase(it);
   }
 }

@@ -29,7 +29,7 @@
 //   - d is in service: not lost (a sticky device error, its GPU worker died,
 //     or device_failure_limit failures in a row while another proves);
 //   - the key is ready on d: each device's preparing GPU worker (lane 0)
-//     reports each key it prepared, or could not hold (prepared_atom), so a
+//     reports each key it prepared, or could not hold (residency_atom), so a
 //     key that fits one GPU's memory but not another's is proved by the GPUs
 //     that hold it. A refusal stands for the life of the key object. A new
 //     key waits on a device until its preparing worker has finished the

@@ -24,9 +24,9 @@ void prepare_thread(synthesizer_pointer self) {
 synthesizer_actor::behavior_type synthesizer(synthesizer_pointer self, synthesizer_config cfg) {
   if (cfg.thread.arena && cfg.thread.arena->valid()) cfg.source = cfg.thread.arena->buffers();
   self->state.cfg = std::move(cfg);
-  self->send(self, pull_atom::value);
+  self->send(self, seek_work_atom::value);
   return {
-      [=](pull_atom) {
+      [=](seek_work_atom) {
         prepare_thread(self);
         ask_for_work(self);
       },
@@ -36,7 +36,7 @@ synthesizer_actor::behavior_type synthesizer(synthesizer_pointer self, synthesiz
 void ask_for_work(synthesizer_pointer self) {
   if (self->state.asking) return;
   self->state.asking = true;
-  self->request(self->state.cfg.memory, caf::infinite, pull_atom::value)
+  self->request(self->state.cfg.memory, caf::infinite, grant_request_atom::value)
       .then([=](const grant& g) { on_grant(self, g); },
             [=](caf::error&) { self->quit(); });  // the memory manager is gone: shutting down
 }
@@ -95,7 +95,7 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
   if (!data) {
     g.reservation->release_all();
     self->send(cfg.scheduler, skip_atom::value, part.ticket);
-    self->send(cfg.registry, failed_atom::value,
+    self->send(cfg.registry, partition_failed_atom::value,
                partition_failure{part.job->seq, part.index, part.spans, std::move(error)});
     return;
   }

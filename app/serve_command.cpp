@@ -450,7 +450,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   caf::anon_send(control, attach_atom::value,
                  control_wiring{rt->registry(), rt->memory(), dispatcher, rt->keys()});
   // Finished jobs are answered for again, unfinished ones queued again.
-  if (journal_h) caf::anon_send(journal_h, recover_atom::value, rt->registry(), rt->keys());
+  if (journal_h) caf::anon_send(journal_h, replay_atom::value, rt->registry(), rt->keys());
   // Keys named with --preload load now (resolved like job file paths); the
   // key cache logs each one, and a key that fails to load fails only the
   // jobs that later name it.

@@ -88,7 +88,7 @@ struct recovery_fixture : det_fixture {
     rc.memory_budget = 4 * fake_partition_bytes;
     rc.journal = j;
     start(rc);
-    self->send(j, recover_atom::value, rt->registry(), rt->keys());
+    self->send(j, replay_atom::value, rt->registry(), rt->keys());
     sched.run();
   }
 

@@ -262,11 +262,11 @@ struct devices_fixture {
     sched.run();
   }
   void pull(int d) {
-    (*w[d])->send(s, pull_atom::value, int32_t(d));
+    (*w[d])->send(s, partition_pull_atom::value, int32_t(d));
     sched.run();
   }
   void prepared(const zk::groth16::key_ptr& key, int d, bool ok = true) {
-    (*w[d])->send(s, prepared_atom::value, key, int32_t(d), ok, std::string(ok ? "" : "no room"));
+    (*w[d])->send(s, residency_atom::value, key, int32_t(d), ok, std::string(ok ? "" : "no room"));
     sched.run();
   }
   void ready(const synthesized_partition& p) {
@@ -361,7 +361,7 @@ TEST_CASE_FIXTURE(devices_fixture,
       case 3: {  // a worker finishes what it holds
         int d = static_cast<int>(rng() % 3);
         for (const auto& p : held[d])
-          (*w[d])->send(s, done_atom::value, p.part.job->seq, p.part.index);
+          (*w[d])->send(s, worker_done_atom::value, p.part.job->seq, p.part.index);
         held[d].clear();
         sched.run();
         break;

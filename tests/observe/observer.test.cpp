@@ -63,8 +63,8 @@ TEST_CASE("the scheduler reports its ready partitions and parked pulls for the o
   CHECK(idle.parked == 0);
   CHECK(idle.handed == 0);
   // Two GPU workers ask with nothing ready: both pulls wait.
-  self->send(s, proofline::pull_atom::value, int32_t{0});
-  self->send(s, proofline::pull_atom::value, int32_t{0});
+  self->send(s, proofline::partition_pull_atom::value, int32_t{0});
+  self->send(s, proofline::partition_pull_atom::value, int32_t{0});
   auto waiting = stats();
   CHECK(waiting.parked == 2);
   CHECK(waiting.ready == 0);

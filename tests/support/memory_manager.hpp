@@ -104,7 +104,7 @@ struct mm_world {
   }
   /// `n` idle synthesizers ask for work.
   void pull(int n) {
-    for (int i = 0; i < n; ++i) self->send(mm, pull_atom::value);
+    for (int i = 0; i < n; ++i) self->send(mm, grant_request_atom::value);
     sched.run();
   }
   memory_stats stats() {
