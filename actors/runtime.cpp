@@ -81,7 +81,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
         memory::format_bytes(mm.pool_bytes) + ") and the backends' host buffers (" +
         memory::format_bytes(mm.fixed_bytes) + ")");
   memory_ = spawn_maybe_detached(sys, cfg_.detach, memory_manager, std::move(mm));
-  scheduler_ = sys.spawn(placing_scheduler, scheduler_config{devices, fallback});
+  scheduler_ = spawn_scheduler(sys, scheduler_config{devices, fallback});
   // One GPU worker per device (lane 0) makes each loaded key ready on its
   // device while the key's first partitions synthesize. The list is filled
   // below, before any job can be submitted.

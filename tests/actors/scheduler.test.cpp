@@ -24,7 +24,7 @@ struct sched_fixture {
       : sys(deterministic(cfg)),
         self(sys, true),
         sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    s = sys.spawn(proofline::placing_scheduler, proofline::scheduler_config{});
+    s = proofline::spawn_scheduler(sys, proofline::scheduler_config{});
     sched.run();
   }
   ~sched_fixture() {
@@ -116,7 +116,7 @@ TEST_CASE("placed partitions go only to the backends they admit; a lost one's go
   auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   caf::scoped_actor gpu0{sys, true}, gpu1{sys, true}, cpu{sys, true};
   // Two GPUs (0, 1) and the fallback (2).
-  auto s = sys.spawn(placing_scheduler, scheduler_config{2, true});
+  auto s = spawn_scheduler(sys, scheduler_config{2, true});
   auto take = [&](caf::scoped_actor& worker) {
     std::string got;
     worker->receive([&](synthesized_partition& p) { got = p.part.witness(); },

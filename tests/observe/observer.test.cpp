@@ -50,7 +50,7 @@ TEST_CASE("the scheduler reports its ready partitions and parked pulls for the o
   cfg.set("scheduler.max-threads", 1);
   cfg.set("logger.console-verbosity", caf::atom("quiet"));
   caf::actor_system sys{cfg};
-  auto s = sys.spawn(proofline::placing_scheduler, proofline::scheduler_config{});
+  auto s = proofline::spawn_scheduler(sys, proofline::scheduler_config{});
   caf::scoped_actor self{sys};
   auto stats = [&] {
     proofline::scheduler_stats out{99, 99, 99};
