@@ -80,7 +80,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
         ") leaves nothing for partitions beside the pinned pool (" +
         memory::format_bytes(mm.pool_bytes) + ") and the backends' host buffers (" +
         memory::format_bytes(mm.fixed_bytes) + ")");
-  memory_ = spawn_maybe_detached(sys, cfg_.detach, memory_manager, std::move(mm));
+  memory_ = spawn_memory_manager(sys, std::move(mm));
   scheduler_ = spawn_scheduler(sys, scheduler_config{devices, fallback});
   // One GPU worker per device (lane 0) makes each loaded key ready on its
   // device while the key's first partitions synthesize. The list is filled
