@@ -160,7 +160,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     sc.synthesize = ops.synthesize;
     sc.clock = cfg_.clock;
     sc.thread = {memory::make_arena(), cfg_.detach, "pl.synth" + std::to_string(i)};
-    synthesizers_.push_back(spawn_maybe_detached(sys, cfg_.detach, synthesizer, std::move(sc)));
+    synthesizers_.push_back(spawn_synthesizer(sys, std::move(sc)));
   }
 }
 
