@@ -128,7 +128,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     fc.write_file = ops.write_file;
     fc.clock = cfg_.clock;
     fc.thread = {memory::make_arena(), cfg_.detach, "pl.final" + std::to_string(i)};
-    finalizers_.push_back(spawn_maybe_detached(sys, cfg_.detach, finalizer, std::move(fc)));
+    finalizers_.push_back(spawn_finalizer(sys, std::move(fc)));
   }
   size_t w = 0;
   for (size_t d = 0; d < backends.size(); ++d) {
