@@ -18,15 +18,6 @@
 
 namespace proofline {
 
-namespace {
-
-template <class F, class Config>
-auto spawn_maybe_detached(caf::actor_system& sys, bool detach, F fun, Config cfg) {
-  return detach ? sys.spawn<caf::detached>(fun, std::move(cfg)) : sys.spawn(fun, std::move(cfg));
-}
-
-}  // namespace
-
 runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
                  std::vector<std::shared_ptr<gpu::backend>> backends)
     : cfg_(std::move(cfg)) {
@@ -139,7 +130,8 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
                                  : backends[d];
       gpu_worker_config wc{backend,    scheduler_,         memory_, finalizers_, registry_, cfg_.lookahead,
                            cfg_.clock, static_cast<int>(d), static_cast<int>(lane), keys_, /*fallback=*/false};
-      workers_.push_back(spawn_maybe_detached(sys, cfg_.detach, gpu_worker, std::move(wc)));
+      wc.detached = cfg_.detach;
+      workers_.push_back(spawn_gpu_worker(sys, std::move(wc)));
       if (lane == 0) preparers->push_back(workers_.back());
     }
   }
@@ -150,7 +142,8 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
                        : cfg_.fallback;
     gpu_worker_config wc{backend,    scheduler_, memory_,    finalizers_, registry_, cfg_.lookahead,
                          cfg_.clock, devices,    /*lane=*/0, keys_,       /*fallback=*/true};
-    workers_.push_back(spawn_maybe_detached(sys, cfg_.detach, gpu_worker, std::move(wc)));
+    wc.detached = cfg_.detach;
+    workers_.push_back(spawn_gpu_worker(sys, std::move(wc)));
   }
   for (unsigned i = 0; i < cfg_.synthesizers; ++i) {
     synthesizer_config sc;
