@@ -93,7 +93,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     kc.key_evicted = [preparers](const zk::groth16::key_ptr& key) {
       for (const auto& w : *preparers) caf::anon_send(w, evict_key_atom::value, key);
     };
-  keys_ = sys.spawn(key_cache, std::move(kc));
+  keys_ = spawn_key_cache(sys, std::move(kc));
   caf::anon_send(memory_, attach_atom::value, keys_);
   job_registry_config jrc;
   jrc.memory = memory_;
