@@ -24,7 +24,7 @@
 // partitions in flight, asks the memory manager to drop its queued requests
 // and completes the job once the proofs being written have reported
 // (milliseconds: a file write), refusing every later claim. Watching
-// is control's long poll (actors/control_watch.cpp): the registry answers what
+// is control's long poll (actors/control.cpp, its watches): the registry answers what
 // a job finished past a cursor (job_entry::finish_order) and tells its
 // listeners each time a job has news.
 //

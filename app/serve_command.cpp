@@ -361,7 +361,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   if (o.join.empty())
     net::set_basp_payload_limit(cc.max_inline_bytes + jobs::max_job_file_bytes +
                                 (uint64_t(1) << 20));
-  auto control = sys.spawn(proofline::control, cc);
+  auto control = proofline::spawn_control(sys, cc);
   auto stop_control = [&] { caf::anon_send_exit(control, caf::exit_reason::user_shutdown); };
   if (listen) {
     auto published = caf::actor_cast<control_actor>(control);
