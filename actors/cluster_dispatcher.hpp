@@ -20,7 +20,7 @@
 // a pairing costs milliseconds, and the writes an fsync each), which also
 // writes the files. A proof that fails is never written: the partition is
 // reported to the registry as a retryable failure, so it is proved again
-// under the retry policy (actors/retry_policy.hpp) and never again on that
+// under the retry policy (actors/detail/retry_policy.hpp) and never again on that
 // node (a grant of it finding only that node with credit is held until
 // another node has room, and queued again after `hold` so local proving can
 // take it); the node's bad_proofs counter rises and the log says so. After
@@ -50,7 +50,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/run_clock.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "messages/interfaces.hpp"
 
 namespace proofline {
@@ -100,7 +100,7 @@ struct cluster_config {
   std::function<std::vector<uint8_t>(const std::string& path)> read_file;
   /// Why a node's proof.json and public.json text (named as the last two
   /// arguments in messages) do not verify against the key; empty when they
-  /// do (actors/proof_check.hpp: check_proof_text). Runs on the checker's
+  /// do (actors/detail/proof_check.hpp: check_proof_text). Runs on the checker's
   /// thread. Without one, every node's proof counts as failing.
   std::function<std::string(const zk::groth16::key_ptr& key, const std::string& proof_json,
                             const std::string& public_json, const std::string& proof_name,

@@ -35,7 +35,7 @@
 #include <memory>
 #include <vector>
 
-#include "actors/run_clock.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "gpu/backend.hpp"
 #include "messages/interfaces.hpp"
 
@@ -53,7 +53,7 @@ struct gpu_worker_config {
   int lane = 0;    ///< this worker's lane on that device (partition_spans::lane)
   key_cache_actor keys;  ///< told what preparing each key cost
   /// The runtime's fallback backend: it proves only partitions placed on it
-  /// (retries; actors/retry_policy.hpp), and names itself "<kind>:fallback".
+  /// (retries; actors/detail/retry_policy.hpp), and names itself "<kind>:fallback".
   bool fallback = false;
   /// Spawned on a thread of its own (production: proving blocks).
   bool detached = false;

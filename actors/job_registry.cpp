@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "actors/result_file.hpp"
+#include "actors/detail/result_file.hpp"
 #include "memory/size.hpp"
 
 namespace proofline {

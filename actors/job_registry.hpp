@@ -40,11 +40,11 @@
 #include <string>
 #include <vector>
 
-#include "actors/drain_count.hpp"
-#include "actors/job_entry.hpp"
-#include "actors/prover_ops.hpp"
-#include "actors/retry_policy.hpp"
-#include "actors/run_clock.hpp"
+#include "actors/detail/drain_count.hpp"
+#include "actors/detail/job_entry.hpp"
+#include "actors/detail/prover_ops.hpp"
+#include "actors/detail/retry_policy.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "gpu/footprint.hpp"
 #include "memory/estimate.hpp"
 #include "messages/interfaces.hpp"
@@ -61,7 +61,7 @@ struct job_registry_config {
   /// key just queued; the runtime tells the backends (backend::
   /// expect_partitions), which weigh per-key precomputation by it.
   std::function<void(const zk::groth16::key_ptr&, std::size_t)> partitions_queued;
-  /// The backends retries are placed on (actors/retry_policy.hpp).
+  /// The backends retries are placed on (actors/detail/retry_policy.hpp).
   retry_targets retries;
   /// serve --state: told of accepted jobs (a submission is answered once
   /// they are recorded), finished partitions and finished jobs. Null: none.
@@ -69,7 +69,7 @@ struct job_registry_config {
   /// Completed jobs still answered for (status, watch, await); older ones
   /// are forgotten. 0: all (`run`, whose report lists every job).
   std::size_t keep_finished = 0;
-  /// The same as bytes of their records (actors/job_entry.hpp,
+  /// The same as bytes of their records (actors/detail/job_entry.hpp,
   /// finished_jobs); 0: no byte limit.
   std::size_t keep_finished_bytes = 0;
 };
@@ -91,7 +91,7 @@ struct job_registry_state {
 
 /// Times a partition is proved again after a retryable failure (a backend
 /// fault, a proof that failed its pairing check) before it fails, at most:
-/// once on the same backend, once on another (actors/retry_policy.hpp).
+/// once on the same backend, once on another (actors/detail/retry_policy.hpp).
 inline constexpr uint32_t max_proof_retries = max_placed_retries;
 
 using job_registry_pointer = job_registry_actor::stateful_pointer<job_registry_state>;

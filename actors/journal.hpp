@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/journal_store.hpp"
+#include "actors/detail/journal_store.hpp"
 #include "messages/interfaces.hpp"
 
 namespace proofline {

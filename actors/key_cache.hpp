@@ -40,7 +40,7 @@
 
 #include <caf/fwd.hpp>
 
-#include "actors/run_clock.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "messages/interfaces.hpp"
 
 namespace proofline {

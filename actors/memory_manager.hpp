@@ -60,7 +60,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/run_clock.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "memory/pinned_pool.hpp"
 #include "messages/interfaces.hpp"
 

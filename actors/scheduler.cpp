@@ -231,7 +231,7 @@ void scheduler_state::on_worker_failed(const partition_failure& f) {
   if (it == w->second.in_flight.end()) return;
   const int32_t device = w->second.device;
   // The worker released the partition's reservation; the registry proves it
-  // again (a counted retry, placed by actors/retry_policy) or fails it.
+  // again (a counted retry, placed by actors/detail/retry_policy) or fails it.
   w->second.in_flight.erase(it);
   auto& d = devices[device];
   --d.in_flight;

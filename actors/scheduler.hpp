@@ -35,7 +35,7 @@
 //     key waits on a device until its preparing worker has finished the
 //     partition it is proving. The fallback prepares keys on first use;
 //   - p's placement admits d (a retry may be placed on one backend, on any
-//     primary but one, or on the fallback: actors/retry_policy.hpp); when no
+//     primary but one, or on the fallback: actors/detail/retry_policy.hpp); when no
 //     backend it admits can prove p any more, the other primary backends
 //     may, and the fallback last of all; the fallback otherwise takes only
 //     what is placed on it.
@@ -47,7 +47,7 @@
 // Failures and lost devices: the scheduler keeps a copy of what each worker
 // holds until the worker reports it done or failed. A backend failure of a
 // partition goes to the registry, which counts it as a retry and places the
-// retry (actors/retry_policy.hpp): once more on the same backend, then on
+// retry (actors/detail/retry_policy.hpp): once more on the same backend, then on
 // another GPU or the fallback. A lost device is different: its pulls are
 // answered with an error (its workers quit) and what its workers held but
 // had not failed is queued again for the others as it was: not a retry, since

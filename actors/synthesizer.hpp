@@ -22,8 +22,8 @@
 
 #include <string>
 
-#include "actors/prover_ops.hpp"
-#include "actors/run_clock.hpp"
+#include "actors/detail/prover_ops.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "memory/arena.hpp"
 #include "memory/thread_arena.hpp"
 #include "memory/buffer.hpp"

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/system_setup.hpp"
+#include "actors/detail/system_setup.hpp"
 #include <future>
 #include "zk/formats/error.hpp"
 #include "zk/formats/wtns.hpp"

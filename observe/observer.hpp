@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "actors/memory_manager.hpp"
-#include "actors/run_clock.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "base/finish_rate.hpp"
 #include "observe/metrics_http.hpp"
 #include "observe/progress.hpp"

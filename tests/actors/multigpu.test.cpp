@@ -12,7 +12,7 @@
 #include <set>
 
 #include "actors/detail/scheduler_state.hpp"
-#include "actors/retry_policy.hpp"
+#include "actors/detail/retry_policy.hpp"
 #include "actors/scheduler.hpp"
 #include "tests/actors/fixture.hpp"
 #include "tests/support/partitions.hpp"

@@ -1,4 +1,4 @@
-#include "actors/retry_policy.hpp"
+#include "actors/detail/retry_policy.hpp"
 
 namespace proofline {
 
