@@ -517,7 +517,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     nc.allowed_roots = roots;
     nc.write_file = ops.write_file;
     nc.read_text = net::read_text;
-    agent = sys.spawn(node_agent, nc);
+    agent = spawn_node_agent(sys, nc);
     spdlog::info("serve: node of {} with {} slot(s)", join->text(), nc.info.slots);
   }
 
