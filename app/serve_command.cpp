@@ -418,7 +418,8 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     jc.check_proof = check_proof_files;
     jc.keep_finished = o.keep_finished;
     jc.keep_finished_bytes = *memory::parse_size(o.keep_finished_bytes);  // checked by the CLI
-    journal_h = sys.spawn<caf::detached>(journal, std::move(jc));
+    jc.detached = true;
+    journal_h = spawn_journal(sys, std::move(jc));
     rc.journal = journal_h;
   }
   auto stop_journal = [&] {
