@@ -446,7 +446,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     // Recovered jobs' inline witnesses lie in earlier runs' spools under DIR/spool.
     kc.spool_dir = store && o.spool.empty() ? state_spool_root(*store) : spool;
     kc.clock = rc.clock;
-    dispatcher = sys.spawn(cluster_dispatcher, kc);
+    dispatcher = spawn_cluster_dispatcher(sys, kc);
   }
   caf::anon_send(control, attach_atom::value,
                  control_wiring{rt->registry(), rt->memory(), dispatcher, rt->keys()});

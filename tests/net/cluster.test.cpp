@@ -96,7 +96,7 @@ struct cluster_fixture : det_fixture {
     };
     kc.detach = false;
     kc.max_bad_proofs = max_bad_proofs;
-    dispatcher = sys.spawn(cluster_dispatcher, kc);
+    dispatcher = spawn_cluster_dispatcher(sys, kc);
     sched.run();
   }
 
