@@ -109,7 +109,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     for (const auto& b : backends) b->expect_partitions(key, n);
   };
   jrc.retries = retry_targets{devices, fallback};
-  registry_ = sys.spawn(job_registry, std::move(jrc));
+  registry_ = spawn_job_registry(sys, std::move(jrc));
   caf::anon_send(scheduler_, attach_atom::value, registry_);  // device faults it reports
   for (unsigned i = 0; i < cfg_.finalizers; ++i) {
     finalizer_config fc;
