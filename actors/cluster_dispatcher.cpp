@@ -1,5 +1,7 @@
 #include "actors/cluster_dispatcher.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include "actors/proof_checker.hpp"
 
 #include <caf/actor_cast.hpp>
@@ -160,7 +162,6 @@ void cluster_state::on_hold_due(uint64_t id) {
   held.erase(it);
   requeue(std::move(h.part), h.bytes, h.bulk);
 }
-
 
 const std::set<uint64_t>* cluster_state::failed_nodes_of(const partition_ref& part) const {
   auto it = failed_on.find({part.job->seq, part.index});
@@ -372,7 +373,7 @@ void cluster_state::on_result(const partition_result& r) {
 }
 
 void cluster_state::on_checked(uint64_t from, const cluster_lease& lease,
-                const partition_spans& spans, const node_proof_verdict& v) {
+                               const partition_spans& spans, const node_proof_verdict& v) {
   const partition_ref& part = lease.part;
   const job_context& job = *part.job;
   // Claimed: reported whatever a cancel says now (the job waits for it).
@@ -492,11 +493,7 @@ void cluster_state::on_node_down(const caf::actor_addr& who) {
 }  // namespace
 
 cluster_dispatcher_actor spawn_cluster_dispatcher(caf::actor_system& sys, cluster_config cfg) {
-  return sys.spawn(
-      [](cluster_state::pointer self, cluster_config c) {
-        return self->state.make_behavior(std::move(c));
-      },
-      std::move(cfg));
+  return spawn_stateful<cluster_state>(sys, std::move(cfg));
 }
 
 }  // namespace proofline

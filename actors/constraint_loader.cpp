@@ -1,5 +1,7 @@
 #include "actors/constraint_loader.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/spawn_options.hpp>
@@ -49,10 +51,7 @@ class constraint_loader_state {
 
 constraint_loader_actor spawn_constraint_loader(caf::actor_system& sys, load_fn load,
                                                 bool detached) {
-  auto fun = [](constraint_loader_state::pointer self, load_fn fn) {
-    return self->state.make_behavior(std::move(fn));
-  };
-  return detached ? sys.spawn<caf::detached>(fun, std::move(load)) : sys.spawn(fun, std::move(load));
+  return spawn_stateful<constraint_loader_state>(sys, std::move(load), detached);
 }
 
 }  // namespace proofline

@@ -1,5 +1,7 @@
 #include "actors/control.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
@@ -117,7 +119,7 @@ class control_state {
 };
 
 void control_state::spool_inline(const job_submission& s, const std::string& dir,
-                  std::vector<job_spec>& specs) {
+                                 std::vector<job_spec>& specs) {
   std::map<std::string, const inline_witness*> sent;
   for (const auto& w : s.witnesses) sent.emplace(w.path, &w);
   std::map<std::string, std::string> copies;  // client path -> spool path
@@ -144,7 +146,7 @@ void control_state::spool_inline(const job_submission& s, const std::string& dir
 }
 
 void control_state::clean_spool_after(const std::vector<uint64_t>& seqs,
-                       const std::string& dir) {
+                                      const std::string& dir) {
   auto left = std::make_shared<size_t>(seqs.size());
   auto done = [left, dir] {
     if (--*left > 0) return;
@@ -369,7 +371,6 @@ caf::result<cluster_metrics> control_state::collect_metrics() {
 // ---- watches: control's long poll. They wait here, not in the registry,
 // which only answers progress and tells control of news.
 
-
 bool has_news(const std::vector<job_progress>& progress) {
   for (const auto& p : progress)
     if (!p.finished.empty() || p.complete) return true;
@@ -393,9 +394,8 @@ void control_state::park(parked_watch w, uint32_t wait_ms) {
   self->delayed_send(self, std::chrono::milliseconds(wait_ms), watch_due_atom::value, id);
 }
 
-
-caf::result<std::vector<job_progress>> control_state::watch(const std::vector<watch_cursor>& cursors,
-                                             uint32_t wait_ms) {
+caf::result<std::vector<job_progress>> control_state::watch(
+    const std::vector<watch_cursor>& cursors, uint32_t wait_ms) {
   if (!wiring)
     return caf::make_error(caf::sec::runtime_error, server_starting_message);
   wait_ms = std::min(wait_ms, max_watch_ms);
@@ -438,11 +438,7 @@ void control_state::on_watch_timeout(uint64_t id) {
 }  // namespace
 
 control_admin_actor spawn_control(caf::actor_system& sys, control_config cfg) {
-  return sys.spawn(
-      [](control_state::pointer self, control_config c) {
-        return self->state.make_behavior(std::move(c));
-      },
-      std::move(cfg));
+  return spawn_stateful<control_state>(sys, std::move(cfg));
 }
 
 std::string canonical_root(const std::string& dir) {

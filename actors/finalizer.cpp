@@ -1,5 +1,7 @@
 #include "actors/finalizer.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/spawn_options.hpp>
@@ -94,7 +96,7 @@ void finalizer_state::log_timing(const partition_ref& part, const fin_steps& t, 
 }
 
 void finalizer_state::write_claimed(partition_ref part, const finalized_files& files,
-                   fin_steps t, bool granted) {
+                                    fin_steps t, bool granted) {
   const job_context& job = *part.job;
   if (!granted) {  // the job was cancelled meanwhile: its record lists no proof here
     t.written = cfg.clock.now_ms();
@@ -201,11 +203,8 @@ void finalizer_state::finalize_partition(proved_partition& p) {
 }  // namespace
 
 finalizer_actor spawn_finalizer(caf::actor_system& sys, finalizer_config cfg) {
-  auto fun = [](finalizer_state::pointer self, finalizer_config c) {
-    return self->state.make_behavior(std::move(c));
-  };
-  const bool detached = cfg.thread.own_thread;
-  return detached ? sys.spawn<caf::detached>(fun, std::move(cfg)) : sys.spawn(fun, std::move(cfg));
+  const bool on_own_thread = cfg.thread.own_thread;
+  return spawn_stateful<finalizer_state>(sys, std::move(cfg), on_own_thread);
 }
 
 }  // namespace proofline

@@ -1,5 +1,7 @@
 #include "actors/gpu_worker.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/spawn_options.hpp>
@@ -36,7 +38,6 @@ std::vector<named_span> to_run_time(const std::vector<gpu::span>& spans, const r
     out.push_back({s.name, (s.start_us - epoch_us) / 1000.0, (s.end_us - epoch_us) / 1000.0});
   return out;
 }
-
 
 class gpu_worker_state {
  public:
@@ -287,11 +288,8 @@ void gpu_worker_state::report_tables(const zk::groth16::key_ptr& key) {
 }  // namespace
 
 gpu_worker_actor spawn_gpu_worker(caf::actor_system& sys, gpu_worker_config cfg) {
-  auto fun = [](gpu_worker_state::pointer self, gpu_worker_config c) {
-    return self->state.make_behavior(std::move(c));
-  };
-  const bool detached = cfg.detached;
-  return detached ? sys.spawn<caf::detached>(fun, std::move(cfg)) : sys.spawn(fun, std::move(cfg));
+  const bool on_own_thread = cfg.detached;
+  return spawn_stateful<gpu_worker_state>(sys, std::move(cfg), on_own_thread);
 }
 
 }  // namespace proofline

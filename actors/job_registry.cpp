@@ -1,5 +1,7 @@
 #include "actors/job_registry.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/sec.hpp>
@@ -186,7 +188,6 @@ void job_registry_state::fail_job(job_entry& job, const file_error& error) {
   tell_listeners(job.seq);
 }
 
-
 void job_registry_state::reserve(std::vector<work_order> orders) {
   self->request(cfg.memory, caf::infinite, reserve_atom::value, std::move(orders))
       .then([=](const std::vector<partition_failure>& refused) {
@@ -267,7 +268,7 @@ job_registry_actor::behavior_type job_registry_state::make_behavior(job_registry
 }
 
 caf::result<uint64_t> job_registry_state::submit(const job_spec& spec,
-                             const payload_ptr& payload) {
+                                                 const payload_ptr& payload) {
   if (auto conflict = live.conflict(spec, jobs); !conflict.empty())
     return caf::make_error(caf::sec::invalid_argument, conflict);
   return admit(spec, {}, payload);
@@ -319,7 +320,7 @@ void job_registry_state::restore_finished(const std::vector<job_report>& reports
 }
 
 uint64_t job_registry_state::admit(const job_spec& spec,
-               const std::vector<uint32_t>& done, const payload_ptr& payload) {
+                                   const std::vector<uint32_t>& done, const payload_ptr& payload) {
   uint64_t seq = next_seq++;
   job_entry& job = jobs[seq] = make_entry(seq, spec, cfg.clock.now_ms());
   job.payload = payload;
@@ -364,7 +365,7 @@ void job_registry_state::on_key(const std::string& path, const key_load_result& 
 }
 
 size_t job_registry_state::start_jobs(const std::vector<uint64_t>& seqs,
-                  const zk::groth16::key_ptr& key) {
+                                      const zk::groth16::key_ptr& key) {
   std::vector<work_order> orders;
   size_t started = 0;
   for (auto seq : seqs) {
@@ -582,11 +583,7 @@ void job_registry_state::tell_listeners(uint64_t seq) {
 }  // namespace
 
 job_registry_actor spawn_job_registry(caf::actor_system& sys, job_registry_config cfg) {
-  return sys.spawn(
-      [](job_registry_state::pointer self, job_registry_config c) {
-        return self->state.make_behavior(std::move(c));
-      },
-      std::move(cfg));
+  return spawn_stateful<job_registry_state>(sys, std::move(cfg));
 }
 
 }  // namespace proofline

@@ -1,5 +1,7 @@
 #include "actors/journal.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
 #include <caf/actor_system.hpp>
@@ -104,7 +106,7 @@ journal_actor::behavior_type journal_state::make_behavior(journal_config config)
 }
 
 caf::result<std::vector<uint64_t>> journal_state::record(const std::vector<uint64_t>& seqs,
-                                          const std::vector<job_spec>& specs) {
+                                                         const std::vector<job_spec>& specs) {
   if (seqs.size() != specs.size())
     return caf::make_error(caf::sec::invalid_argument, "journal: seqs and specs differ in number");
   if (specs.empty()) return seqs;
@@ -194,9 +196,8 @@ void journal_state::on_complete(uint64_t seq, const job_report& report) {
   release_spool(seq);
 }
 
-
 std::vector<uint32_t> journal_state::verified_parts(const journaled_job& job,
-                                                  const zk::groth16::key_ptr& key) const {
+                                                    const zk::groth16::key_ptr& key) const {
   std::vector<uint32_t> ok;
   job_context names;
   names.spec = job.spec;
@@ -216,7 +217,7 @@ std::vector<uint32_t> journal_state::verified_parts(const journaled_job& job,
 }
 
 void journal_state::requeue(const std::shared_ptr<recovery>& r,
-             const job_registry_actor& registry) {
+                            const job_registry_actor& registry) {
   std::vector<job_spec> specs;
   size_t kept = 0;
   for (size_t i = 0; i < r->jobs.size(); ++i) {
@@ -292,7 +293,7 @@ void journal_state::restore_finished(const job_registry_actor& registry) {
 }
 
 void journal_state::recover(const job_registry_actor& registry,
-             const key_cache_actor& keys) {
+                            const key_cache_actor& keys) {
   restore_finished(registry);
   auto r = std::make_shared<recovery>();
   try {
@@ -365,11 +366,8 @@ std::size_t remove_stale_spools(const journal_store& store,
 }
 
 journal_actor spawn_journal(caf::actor_system& sys, journal_config cfg) {
-  auto fun = [](journal_state::pointer self, journal_config c) {
-    return self->state.make_behavior(std::move(c));
-  };
-  const bool detached = cfg.detached;
-  return detached ? sys.spawn<caf::detached>(fun, std::move(cfg)) : sys.spawn(fun, std::move(cfg));
+  const bool on_own_thread = cfg.detached;
+  return spawn_stateful<journal_state>(sys, std::move(cfg), on_own_thread);
 }
 
 }  // namespace proofline

@@ -1,5 +1,7 @@
 #include "actors/key_cache.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/typed_response_promise.hpp>
@@ -164,7 +166,7 @@ caf::result<key_load_result> key_cache_state::request(const std::string& path, b
 }
 
 caf::result<key_load_result> key_cache_state::adopt(const std::string& name,
-                                                   const zk::groth16::key_ptr& key) {
+                                                    const zk::groth16::key_ptr& key) {
   if (!key) return caf::make_error(caf::sec::invalid_argument, name + ": no key to adopt");
   if (keys.count(name) || retired.count(name))
     return caf::make_error(caf::sec::invalid_argument, name + ": a key of that name is loaded");
@@ -373,11 +375,7 @@ std::vector<warm_key> key_cache_state::list() const {
 }  // namespace
 
 key_cache_actor spawn_key_cache(caf::actor_system& sys, key_cache_config cfg) {
-  return sys.spawn(
-      [](key_cache_state::pointer self, key_cache_config c) {
-        return self->state.make_behavior(std::move(c));
-      },
-      std::move(cfg));
+  return spawn_stateful<key_cache_state>(sys, std::move(cfg));
 }
 
 }  // namespace proofline

@@ -1,5 +1,7 @@
 #include "actors/key_loader.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/spawn_options.hpp>
@@ -54,10 +56,7 @@ class key_loader_state {
 }  // namespace
 
 key_loader_actor spawn_key_loader(caf::actor_system& sys, key_load_fn load, bool detached) {
-  auto fun = [](key_loader_state::pointer self, key_load_fn fn) {
-    return self->state.make_behavior(std::move(fn));
-  };
-  return detached ? sys.spawn<caf::detached>(fun, std::move(load)) : sys.spawn(fun, std::move(load));
+  return spawn_stateful<key_loader_state>(sys, std::move(load), detached);
 }
 
 }  // namespace proofline

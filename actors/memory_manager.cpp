@@ -3,6 +3,8 @@
 // keys' charges and the purges.
 #include "actors/memory_manager.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/actor_cast.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
@@ -41,7 +43,6 @@ void send_weak(const caf::weak_actor_ptr& weak, Ts&&... xs) {
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
-
 
 /// A proving key's charge in the ledger.
 struct key_charge {
@@ -243,7 +244,8 @@ void memory_manager_state::pool_pinned(bool pinned, double ms, const std::string
   spdlog::info("memory: {}", pool->describe(cfg.pinner.name));
 }
 
-std::vector<partition_failure> memory_manager_state::reserve(const std::vector<work_order>& orders) {
+std::vector<partition_failure> memory_manager_state::reserve(
+    const std::vector<work_order>& orders) {
   make_pool_for(orders);
   std::vector<partition_failure> refused;
   const double queued_ms = cfg.clock.now_ms();
@@ -540,11 +542,8 @@ bool memory_manager_state::ask_key_room() {
 }  // namespace
 
 memory_manager_actor spawn_memory_manager(caf::actor_system& sys, memory_manager_config cfg) {
-  auto fun = [](memory_manager_state::pointer self, memory_manager_config c) {
-    return self->state.make_behavior(std::move(c));
-  };
-  const bool detached = cfg.own_thread;
-  return detached ? sys.spawn<caf::detached>(fun, std::move(cfg)) : sys.spawn(fun, std::move(cfg));
+  const bool on_own_thread = cfg.own_thread;
+  return spawn_stateful<memory_manager_state>(sys, std::move(cfg), on_own_thread);
 }
 
 }  // namespace proofline

@@ -1,5 +1,7 @@
 #include "actors/node_agent.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/actor_cast.hpp>
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
@@ -289,11 +291,7 @@ void node_agent_state::give_credit() {
 }  // namespace
 
 node_agent_actor spawn_node_agent(caf::actor_system& sys, node_agent_config cfg) {
-  return sys.spawn(
-      [](node_agent_state::pointer self, node_agent_config c) {
-        return self->state.make_behavior(std::move(c));
-      },
-      std::move(cfg));
+  return spawn_stateful<node_agent_state>(sys, std::move(cfg));
 }
 
 }  // namespace proofline

@@ -1,5 +1,7 @@
 #include "actors/scheduler.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include "actors/detail/scheduler_state.hpp"
 
 #include <caf/system_messages.hpp>
@@ -42,11 +44,7 @@ auto find_in_flight(scheduler_state::worker& w, uint64_t seq, uint32_t index) {
 }  // namespace
 
 scheduler_actor spawn_scheduler(caf::actor_system& sys, scheduler_config cfg) {
-  return sys.spawn(
-      [](scheduler_state::pointer self, scheduler_config c) {
-        return self->state.make_behavior(c);
-      },
-      cfg);
+  return spawn_stateful<scheduler_state>(sys, std::move(cfg));
 }
 
 scheduler_actor::behavior_type scheduler_state::make_behavior(scheduler_config config) {
@@ -256,7 +254,7 @@ void scheduler_state::on_worker_failed(const partition_failure& f) {
 }
 
 void scheduler_state::on_prepared(const zk::groth16::key_ptr& key, int32_t device, bool ok,
-                 const std::string& why) {
+                                  const std::string& why) {
   if (!key) return;
   for (auto it = keys.begin(); it != keys.end();)
     it = it->second.owner.expired() ? keys.erase(it) : std::next(it);

@@ -1,5 +1,7 @@
 #include "actors/synthesizer.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
 #include <caf/spawn_options.hpp>
@@ -150,11 +152,8 @@ void synthesizer_state::synthesize_granted(const grant& g) {
 }  // namespace
 
 synthesizer_actor spawn_synthesizer(caf::actor_system& sys, synthesizer_config cfg) {
-  auto fun = [](synthesizer_state::pointer self, synthesizer_config c) {
-    return self->state.make_behavior(std::move(c));
-  };
-  const bool detached = cfg.thread.own_thread;
-  return detached ? sys.spawn<caf::detached>(fun, std::move(cfg)) : sys.spawn(fun, std::move(cfg));
+  const bool on_own_thread = cfg.thread.own_thread;
+  return spawn_stateful<synthesizer_state>(sys, std::move(cfg), on_own_thread);
 }
 
 }  // namespace proofline
