@@ -1,15 +1,21 @@
 #include "actors/control.hpp"
 
+#include "actors/detail/spawn.hpp"
+
 #include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 #include <caf/message_view.hpp>
 #include <caf/sec.hpp>
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
+#include <map>
 
 #include <spdlog/spdlog.h>
 
@@ -19,6 +25,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// Longest wait of a remote watch (clients ask again), and most watches
+/// parked at once (the oldest is answered early beyond that).
+constexpr uint32_t max_watch_ms = 30'000;
+constexpr size_t max_watches = 1024;
+
 caf::error refused(std::string text) {
   return caf::make_error(caf::sec::invalid_argument, std::move(text));
 }
@@ -26,43 +37,6 @@ caf::error refused(std::string text) {
 caf::error starting() { return caf::make_error(caf::sec::runtime_error, server_starting_message); }
 
 std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
-
-/// Writes the inline witnesses of a submission into `dir` and points every
-/// spec at its copy. Throws std::runtime_error with the user's message.
-void spool_inline(control_pointer self, const job_submission& s, const std::string& dir,
-                  std::vector<job_spec>& specs) {
-  std::map<std::string, const inline_witness*> sent;
-  for (const auto& w : s.witnesses) sent.emplace(w.path, &w);
-  std::map<std::string, std::string> copies;  // client path -> spool path
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw std::runtime_error(dir + ": cannot create the spool directory: " + ec.message());
-  for (auto& spec : specs)
-    for (auto& w : spec.witnesses) {
-      auto it = sent.find(w);
-      if (it == sent.end())
-        throw std::runtime_error(w + ": job " + in_quotes(spec.id) +
-                                 " names this witness but the submission does not carry it "
-                                 "(submit --inline sends every witness)");
-      auto [copy, fresh] = copies.emplace(w, "");
-      if (fresh) {
-        // Numbered, and named after the client's file so that an error
-        // naming the copy ("2-input_1.json: input signal ...") still says
-        // which file it was; only portable name characters are kept.
-        std::string base = fs::path(w).filename().string();
-        for (char& c : base)
-          if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
-            c = '_';
-        if (base.size() > 64) base.erase(0, base.size() - 64);
-        copy->second = (fs::path(dir) / (std::to_string(copies.size()) + "-" + base)).string();
-        const auto& bytes = it->second->bytes;
-        self->state.cfg.write_file(
-            copy->second,
-            std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-      }
-      w = copy->second;
-    }
-}
 
 /// The first path of `specs` outside the allowed roots, as a message; empty
 /// if none. Each path checked is replaced by its resolved form (symlinks
@@ -93,9 +67,95 @@ std::string path_problem(const control_config& cfg, std::vector<job_spec>& specs
   return {};
 }
 
-/// Removes a spool directory once every job of its submission completed.
-void clean_spool_after(control_pointer self, const std::vector<uint64_t>& seqs,
-                       const std::string& dir) {
+class control_state {
+ public:
+  static inline const char* name = "control";
+  using pointer = control_admin_actor::stateful_pointer<control_state>;
+
+  explicit control_state(pointer self) : self(self) {}
+
+  control_admin_actor::behavior_type make_behavior(control_config config);
+
+ private:
+  // ---- handlers
+  caf::result<std::vector<submitted_job>> submit_jobs(const job_submission& s);
+  caf::result<job_status> cancel_by_id(const std::string& id);
+  caf::result<cluster_metrics> collect_metrics();
+  caf::result<bool> flush();
+  /// Answers at once when a watched job has news past its cursor (or the
+  /// wait is 0), else parks the watch until news or `wait_ms` (capped).
+  caf::result<std::vector<job_progress>> watch(const std::vector<watch_cursor>& cursors,
+                                               uint32_t wait_ms);
+  /// Job `seq` has news: parked watches of it that now have news are answered.
+  void on_news(uint64_t seq);
+  /// A parked watch's wait ran out: it is answered with what there is.
+  void on_watch_timeout(uint64_t id);
+
+  // ---- helpers
+  /// Writes the inline witnesses of a submission into `dir` and points every
+  /// spec at its copy. Throws std::runtime_error with the user's message.
+  void spool_inline(const job_submission& s, const std::string& dir,
+                    std::vector<job_spec>& specs);
+  /// Removes a spool directory once every job of its submission completed.
+  void clean_spool_after(const std::vector<uint64_t>& seqs, const std::string& dir);
+  /// A watch waiting for news of its jobs.
+  struct parked_watch {
+    std::vector<watch_cursor> cursors;
+    caf::typed_response_promise<std::vector<job_progress>> promise;
+  };
+  /// Answers a watch no longer parked with its progress now.
+  void answer(parked_watch w);
+  /// Parks a watch for up to `wait_ms`.
+  void park(parked_watch w, uint32_t wait_ms);
+
+  // ---- data
+  pointer self;
+  control_config cfg;
+  std::optional<control_wiring> wiring;     ///< set by attach
+  std::map<std::string, uint64_t> by_id;    ///< client id -> newest seq
+  uint64_t submissions = 0;                 ///< names spool subdirectories
+  bool stopping = false;                    ///< drain_atom came: submissions are refused
+  uint64_t next_watch = 1;
+  std::map<uint64_t, parked_watch> watches;  ///< by id, oldest first
+};
+
+void control_state::spool_inline(const job_submission& s, const std::string& dir,
+                                 std::vector<job_spec>& specs) {
+  std::map<std::string, const inline_witness*> sent;
+  for (const auto& w : s.witnesses) sent.emplace(w.path, &w);
+  std::map<std::string, std::string> copies;  // client path -> spool path
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw std::runtime_error(dir + ": cannot create the spool directory: " + ec.message());
+  for (auto& spec : specs)
+    for (auto& w : spec.witnesses) {
+      auto it = sent.find(w);
+      if (it == sent.end())
+        throw std::runtime_error(w + ": job " + in_quotes(spec.id) +
+                                 " names this witness but the submission does not carry it "
+                                 "(submit --inline sends every witness)");
+      auto [copy, fresh] = copies.emplace(w, "");
+      if (fresh) {
+        // Numbered, and named after the client's file so that an error
+        // naming the copy ("2-input_1.json: input signal ...") still says
+        // which file it was; only portable name characters are kept.
+        std::string base = fs::path(w).filename().string();
+        for (char& c : base)
+          if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-')
+            c = '_';
+        if (base.size() > 64) base.erase(0, base.size() - 64);
+        copy->second = (fs::path(dir) / (std::to_string(copies.size()) + "-" + base)).string();
+        const auto& bytes = it->second->bytes;
+        cfg.write_file(
+            copy->second,
+            std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+      }
+      w = copy->second;
+    }
+}
+
+void control_state::clean_spool_after(const std::vector<uint64_t>& seqs,
+                                      const std::string& dir) {
   auto left = std::make_shared<size_t>(seqs.size());
   auto done = [left, dir] {
     if (--*left > 0) return;
@@ -103,14 +163,12 @@ void clean_spool_after(control_pointer self, const std::vector<uint64_t>& seqs,
     fs::remove_all(dir, ec);
   };
   for (auto seq : seqs)
-    self->request(self->state.wiring->registry, caf::infinite, await_atom::value, seq)
+    self->request(wiring->registry, caf::infinite, await_atom::value, seq)
         .then([done](const job_report&) { done(); }, [done](caf::error&) { done(); });
 }
 
-}  // namespace
-
-control_admin_actor::behavior_type control(control_pointer self, control_config cfg) {
-  self->state.cfg = std::move(cfg);
+control_admin_actor::behavior_type control_state::make_behavior(control_config config) {
+  cfg = std::move(config);
   // A peer may send anything; log it and answer with an error, never quit.
   self->set_default_handler([](caf::scheduled_actor* ptr, caf::message_view& x)
                                 -> caf::result<caf::message> {
@@ -120,78 +178,78 @@ control_admin_actor::behavior_type control(control_pointer self, control_config 
     return caf::sec::unexpected_message;
   });
   return {
-      [=](attach_atom, const control_wiring& w) {
-        self->state.wiring = w;
+      [this](attach_atom, const control_wiring& w) {
+        wiring = w;
         // Before any watch asks the registry, so no news is missed.
-        self->send(w.registry, watch_atom::value, caf::actor_cast<job_listener_actor>(self));
+        self->send(w.registry, listen_atom::value, caf::actor_cast<job_listener_actor>(self));
         spdlog::debug("control: runtime attached");
       },
-      [=](submit_atom, const job_submission& s) { return submit_jobs(self, s); },
-      [=](drain_atom) { self->state.stopping = true; },
-      [=](flush_atom) -> caf::result<bool> {
-        if (!self->state.wiring) return true;
-        auto rp = self->make_response_promise<bool>();
-        self->request(self->state.wiring->registry, caf::infinite, status_atom::value)
-            .then([=](const std::vector<job_status>&) mutable { rp.deliver(true); },
-                  [=](caf::error&) mutable { rp.deliver(true); });
-        return rp;
+      [this](submit_atom, const job_submission& s) { return submit_jobs(s); },
+      [this](drain_atom) { stopping = true; },
+      [this](flush_atom) { return flush(); },
+      [this](status_atom) -> caf::result<std::vector<job_status>> {
+        if (!wiring) return starting();
+        return self->delegate(wiring->registry, status_atom::value);
       },
-      [=](status_atom) -> caf::result<std::vector<job_status>> {
-        if (!self->state.wiring) return starting();
-        return self->delegate(self->state.wiring->registry, status_atom::value);
+      [this](cancel_atom, const std::string& id) { return cancel_by_id(id); },
+      [this](watch_atom, const std::vector<watch_cursor>& cursors, uint32_t wait_ms) {
+        return watch(cursors, wait_ms);
       },
-      [=](cancel_atom, const std::string& id) { return cancel_by_id(self, id); },
-      [=](watch_atom, const std::vector<watch_cursor>& cursors, uint32_t wait_ms) {
-        return watch(self, cursors, wait_ms);
-      },
-      [=](news_atom, uint64_t seq) { on_news(self, seq); },
-      [=](watch_atom, uint64_t id) { on_watch_timeout(self, id); },
-      [=](metrics_atom) { return collect_metrics(self); },
-      [=](join_atom, const node_info& info, const node_actor& node) -> caf::result<uint64_t> {
-        if (!self->state.wiring) return starting();
-        if (!self->state.wiring->cluster)
+      [this](news_atom, uint64_t seq) { on_news(seq); },
+      [this](watch_due_atom, uint64_t id) { on_watch_timeout(id); },
+      [this](metrics_atom) { return collect_metrics(); },
+      [this](join_atom, const node_info& info, const node_actor& node) -> caf::result<uint64_t> {
+        if (!wiring) return starting();
+        if (!wiring->cluster)
           return refused("this server does not dispatch to nodes");
-        return self->delegate(self->state.wiring->cluster, join_atom::value, info, node);
+        return self->delegate(wiring->cluster, join_atom::value, info, node);
       },
-      [=](credit_atom, uint64_t node, uint32_t n) -> caf::result<void> {
-        if (!self->state.wiring || !self->state.wiring->cluster) return caf::unit;
-        return self->delegate(self->state.wiring->cluster, credit_atom::value, node, n);
+      [this](credit_atom, uint64_t node, uint32_t n) -> caf::result<void> {
+        if (!wiring || !wiring->cluster) return caf::unit;
+        return self->delegate(wiring->cluster, credit_atom::value, node, n);
       },
-      [=](result_atom, const partition_result& r) -> caf::result<void> {
-        if (!self->state.wiring || !self->state.wiring->cluster) return caf::unit;
-        return self->delegate(self->state.wiring->cluster, result_atom::value, r);
+      [this](result_atom, const partition_result& r) -> caf::result<void> {
+        if (!wiring || !wiring->cluster) return caf::unit;
+        return self->delegate(wiring->cluster, result_atom::value, r);
       },
   };
 }
 
-caf::result<std::vector<submitted_job>> submit_jobs(control_pointer self,
-                                                    const job_submission& s) {
-  auto& st = self->state;
-  if (!st.wiring) return starting();
-  if (st.stopping) return caf::make_error(caf::sec::runtime_error, server_stopping_message);
+caf::result<bool> control_state::flush() {
+  if (!wiring) return true;
+  auto rp = self->make_response_promise<bool>();
+  self->request(wiring->registry, caf::infinite, status_atom::value)
+      .then([=](const std::vector<job_status>&) mutable { rp.deliver(true); },
+            [=](caf::error&) mutable { rp.deliver(true); });
+  return rp;
+}
+
+caf::result<std::vector<submitted_job>> control_state::submit_jobs(const job_submission& s) {
+  if (!wiring) return starting();
+  if (stopping) return caf::make_error(caf::sec::runtime_error, server_stopping_message);
   if (s.name.empty()) return refused("the submission names no job file");
   std::vector<job_spec> specs;
   std::string base = fs::path(s.name).parent_path().string();
   try {
-    specs = st.cfg.parse_jobs(s.text, s.name, base);
+    specs = cfg.parse_jobs(s.text, s.name, base);
   } catch (const std::exception& e) {
     return refused(e.what());
   }
-  if (auto problem = path_problem(st.cfg, specs, s.inline_witnesses); !problem.empty())
+  if (auto problem = path_problem(cfg, specs, s.inline_witnesses); !problem.empty())
     return refused(problem);
   std::string spool;
   if (s.inline_witnesses) {
     uint64_t total = 0;
     for (const auto& w : s.witnesses) total += w.bytes.size();
-    if (total > st.cfg.max_inline_bytes)
+    if (total > cfg.max_inline_bytes)
       return refused(s.name + ": the submission carries " + std::to_string(total) +
                      " bytes of inline witnesses; this server takes at most " +
-                     std::to_string(st.cfg.max_inline_bytes) +
+                     std::to_string(cfg.max_inline_bytes) +
                      " (serve --max-inline); put the witnesses on shared storage instead");
-    spool = (fs::path(st.cfg.spool_dir) / ("submission-" + std::to_string(++st.submissions)))
+    spool = (fs::path(cfg.spool_dir) / ("submission-" + std::to_string(++submissions)))
                 .string();
     try {
-      spool_inline(self, s, spool, specs);
+      spool_inline(s, spool, specs);
     } catch (const std::exception& e) {
       std::error_code ec;
       fs::remove_all(spool, ec);
@@ -199,17 +257,17 @@ caf::result<std::vector<submitted_job>> submit_jobs(control_pointer self,
     }
   }
   auto rp = self->make_response_promise<std::vector<submitted_job>>();
-  self->request(st.wiring->registry, caf::infinite, submit_atom::value, specs)
+  self->request(wiring->registry, caf::infinite, submit_atom::value, specs)
       .then(
           [=](const std::vector<uint64_t>& seqs) mutable {
             std::vector<submitted_job> out;
             for (size_t i = 0; i < seqs.size(); ++i) {
-              self->state.by_id[specs[i].id] = seqs[i];
+              by_id[specs[i].id] = seqs[i];
               out.push_back({specs[i].id, seqs[i]});
             }
             spdlog::info("control: accepted {} job(s) of {}{}", specs.size(), s.name,
                          spool.empty() ? "" : " (inline witnesses)");
-            if (!spool.empty()) clean_spool_after(self, seqs, spool);
+            if (!spool.empty()) clean_spool_after(seqs, spool);
             rp.deliver(std::move(out));
           },
           [=](caf::error& e) mutable {
@@ -222,27 +280,26 @@ caf::result<std::vector<submitted_job>> submit_jobs(control_pointer self,
   return rp;
 }
 
-caf::result<job_status> cancel_by_id(control_pointer self, const std::string& id) {
-  auto& st = self->state;
-  if (!st.wiring) return starting();
+caf::result<job_status> control_state::cancel_by_id(const std::string& id) {
+  if (!wiring) return starting();
   auto rp = self->make_response_promise<job_status>();
   auto cancel = [=](uint64_t seq) mutable {
-    self->request(self->state.wiring->registry, caf::infinite, cancel_atom::value, seq)
+    self->request(wiring->registry, caf::infinite, cancel_atom::value, seq)
         .then(
             [=](const job_status& status) mutable {
-              if (self->state.wiring->cluster)
-                self->send(self->state.wiring->cluster, cancel_atom::value, seq);
+              if (wiring->cluster)
+                self->send(wiring->cluster, cancel_atom::value, seq);
               rp.deliver(status);
             },
             [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
   };
-  if (auto it = st.by_id.find(id); it != st.by_id.end()) {
+  if (auto it = by_id.find(id); it != by_id.end()) {
     cancel(it->second);
     return rp;
   }
   // Not submitted through this control actor: a job the state journal
   // re-queued at start. The registry knows it by id.
-  self->request(st.wiring->registry, caf::infinite, status_atom::value)
+  self->request(wiring->registry, caf::infinite, status_atom::value)
       .then(
           [=](const std::vector<job_status>& jobs) mutable {
             uint64_t seq = 0;
@@ -257,13 +314,12 @@ caf::result<job_status> cancel_by_id(control_pointer self, const std::string& id
   return rp;
 }
 
-caf::result<cluster_metrics> collect_metrics(control_pointer self) {
-  auto& st = self->state;
-  if (!st.wiring) return starting();
+caf::result<cluster_metrics> control_state::collect_metrics() {
+  if (!wiring) return starting();
   auto rp = self->make_response_promise<cluster_metrics>();
   auto m = std::make_shared<cluster_metrics>();
-  m->name = st.cfg.name;
-  auto w = *st.wiring;
+  m->name = cfg.name;
+  auto w = *wiring;
   // memory, then jobs, then warm keys, then nodes; each step is a local request.
   auto nodes = [=]() mutable {
     if (!w.cluster) {
@@ -319,6 +375,79 @@ caf::result<cluster_metrics> collect_metrics(control_pointer self) {
           },
           [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
   return rp;
+}
+
+// ---- watches: control's long poll. They wait here, not in the registry,
+// which only answers progress and tells control of news.
+
+bool has_news(const std::vector<job_progress>& progress) {
+  for (const auto& p : progress)
+    if (!p.finished.empty() || p.complete) return true;
+  return false;
+}
+
+void control_state::answer(parked_watch w) {
+  self->request(wiring->registry, caf::infinite, watch_atom::value, w.cursors)
+      .then([rp = w.promise](std::vector<job_progress>& p) mutable { rp.deliver(std::move(p)); },
+            [rp = w.promise](caf::error& e) mutable { rp.deliver(std::move(e)); });
+}
+
+void control_state::park(parked_watch w, uint32_t wait_ms) {
+  if (watches.size() >= max_watches) {
+    auto oldest = watches.begin();
+    answer(std::move(oldest->second));
+    watches.erase(oldest);
+  }
+  uint64_t id = next_watch++;
+  watches.emplace(id, std::move(w));
+  self->delayed_send(self, std::chrono::milliseconds(wait_ms), watch_due_atom::value, id);
+}
+
+caf::result<std::vector<job_progress>> control_state::watch(
+    const std::vector<watch_cursor>& cursors, uint32_t wait_ms) {
+  if (!wiring)
+    return caf::make_error(caf::sec::runtime_error, server_starting_message);
+  wait_ms = std::min(wait_ms, max_watch_ms);
+  auto rp = self->make_response_promise<std::vector<job_progress>>();
+  // The registry tells control of news after this answer, never between.
+  self->request(wiring->registry, caf::infinite, watch_atom::value, cursors)
+      .then(
+          [=](std::vector<job_progress>& p) mutable {
+            if (cursors.empty() || wait_ms == 0 || has_news(p))
+              rp.deliver(std::move(p));
+            else
+              park(parked_watch{cursors, rp}, wait_ms);
+          },
+          [=](caf::error& e) mutable { rp.deliver(std::move(e)); });
+  return rp;
+}
+
+void control_state::on_news(uint64_t seq) {
+  for (const auto& [id, w] : watches) {
+    if (std::none_of(w.cursors.begin(), w.cursors.end(),
+                     [seq](const watch_cursor& c) { return c.seq == seq; }))
+      continue;
+    self->request(wiring->registry, caf::infinite, watch_atom::value, w.cursors)
+        .then([this, id = id](std::vector<job_progress>& p) {
+          auto it = watches.find(id);
+          if (it == watches.end() || !has_news(p)) return;  // answered already
+          it->second.promise.deliver(std::move(p));
+          watches.erase(it);
+        });
+  }
+}
+
+void control_state::on_watch_timeout(uint64_t id) {
+  auto it = watches.find(id);
+  if (it == watches.end()) return;
+  answer(std::move(it->second));
+  watches.erase(it);
+}
+
+}  // namespace
+
+control_admin_actor spawn_control(caf::actor_system& sys, control_config cfg) {
+  return spawn_stateful<control_state>(sys, std::move(cfg));
 }
 
 std::string canonical_root(const std::string& dir) {

@@ -23,7 +23,7 @@
 //    Inline witnesses are written to the spool directory, removed when the
 //    job completes. Then the registry accepts all the jobs or none.
 //  * Client job ids map to the newest job with that id.
-//  * Watches are control's long polls (actors/control_watch.cpp): the
+//  * Watches are control's long polls (its watches section): the
 //    registry answers what a job finished past a cursor and tells control
 //    (news) whenever a job has finished partitions; a watch without news
 //    is parked here until news of its jobs or the end of its wait.
@@ -32,18 +32,16 @@
 //  * flush_atom orders serve's stop after the last answers: control asks the
 //    registry for its status and answers when that reply comes back. The
 //    registry answers control's requests in the order they came, so the
-//    watch requests that earlier news made (actors/control_watch.cpp) are
+//    watch requests that earlier news made are
 //    answered, and their clients' promises delivered, first.
 //  * Unexpected messages (a foreign or malformed client) are logged and
 //    answered with an error; they never stop the actor.
 #pragma once
 
-#include <caf/typed_response_promise.hpp>
+#include <caf/fwd.hpp>
 
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,48 +72,8 @@ struct control_config {
   std::function<void(const std::string& path, std::string_view contents)> write_file;
 };
 
-/// A watch waiting for news of its jobs.
-struct parked_watch {
-  std::vector<watch_cursor> cursors;
-  caf::typed_response_promise<std::vector<job_progress>> promise;
-};
-
-struct control_state {
-  static inline const char* name = "control";
-  control_config cfg;
-  std::optional<control_wiring> wiring;     ///< set by attach
-  std::map<std::string, uint64_t> by_id;    ///< client id -> newest seq
-  uint64_t submissions = 0;                 ///< names spool subdirectories
-  bool stopping = false;                    ///< drain_atom came: submissions are refused
-  uint64_t next_watch = 1;
-  std::map<uint64_t, parked_watch> watches;  ///< by id, oldest first
-};
-
-using control_pointer = control_admin_actor::stateful_pointer<control_state>;
-
-control_admin_actor::behavior_type control(control_pointer self, control_config cfg);
-
-caf::result<std::vector<submitted_job>> submit_jobs(control_pointer self,
-                                                    const job_submission& s);
-caf::result<job_status> cancel_by_id(control_pointer self, const std::string& id);
-caf::result<cluster_metrics> collect_metrics(control_pointer self);
-
-// ---- watches (actors/control_watch.cpp)
-
-/// Longest wait of a remote watch (clients ask again), and most watches
-/// parked at once (the oldest is answered early beyond that).
-inline constexpr uint32_t max_watch_ms = 30'000;
-inline constexpr size_t max_watches = 1024;
-
-/// Answers at once when a watched job has news past its cursor (or the
-/// wait is 0), else parks the watch until news or `wait_ms` (capped).
-caf::result<std::vector<job_progress>> watch(control_pointer self,
-                                             const std::vector<watch_cursor>& cursors,
-                                             uint32_t wait_ms);
-/// Job `seq` has news: parked watches of it that now have news are answered.
-void on_news(control_pointer self, uint64_t seq);
-/// A parked watch's wait ran out: it is answered with what there is.
-void on_watch_timeout(control_pointer self, uint64_t id);
+/// Spawns the control actor; `serve` publishes it as control_actor.
+control_admin_actor spawn_control(caf::actor_system& sys, control_config cfg);
 
 // ---- path policy (also used by the node agent)
 

@@ -17,10 +17,12 @@
 // the memory manager, which runs the purges on its own thread.
 #pragma once
 
+#include <caf/fwd.hpp>
+
 #include <string>
 
-#include "actors/prover_ops.hpp"
-#include "actors/run_clock.hpp"
+#include "actors/detail/prover_ops.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "memory/arena.hpp"
 #include "memory/thread_arena.hpp"
 #include "messages/interfaces.hpp"
@@ -37,18 +39,7 @@ struct finalizer_config {
   memory::thread_binding thread{nullptr, false, "pl.final"};
 };
 
-struct finalizer_state {
-  static inline const char* name = "finalizer";
-  finalizer_config cfg;
-  uint64_t finalized = 0;
-};
-
-using finalizer_pointer = finalizer_actor::stateful_pointer<finalizer_state>;
-
-finalizer_actor::behavior_type finalizer(finalizer_pointer self, finalizer_config cfg);
-
-/// Consumes the partition: the message's handles are reset here, so the
-/// buffers are freed (if this was the last handle) before the purge request.
-void finalize_partition(finalizer_pointer self, proved_partition& p);
+/// Spawns a finalizer, detached (on a thread of its own) when cfg.thread.own_thread.
+finalizer_actor spawn_finalizer(caf::actor_system& sys, finalizer_config cfg);
 
 }  // namespace proofline

@@ -1,11 +1,17 @@
 #include "actors/gpu_worker.hpp"
 
+#include "actors/detail/spawn.hpp"
+
+#include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/spawn_options.hpp>
 
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -13,63 +19,122 @@
 
 namespace proofline {
 
-gpu_worker_actor::behavior_type gpu_worker(gpu_worker_pointer self, gpu_worker_config cfg) {
+namespace {
+
+/// The backend as result.json names it: "cuda:0", "cpu:fallback".
+std::string backend_label(const gpu_worker_config& cfg) {
+  return std::string(cfg.backend->kind()) + ":" +
+         (cfg.fallback ? std::string("fallback") : std::to_string(cfg.device));
+}
+
+/// The backend's spans (microseconds on the steady clock since its epoch)
+/// as milliseconds since the run started.
+std::vector<named_span> to_run_time(const std::vector<gpu::span>& spans, const run_clock& clock) {
+  const double epoch_us =
+      std::chrono::duration<double, std::micro>(clock.epoch().time_since_epoch()).count();
+  std::vector<named_span> out;
+  out.reserve(spans.size());
+  for (const auto& s : spans)
+    out.push_back({s.name, (s.start_us - epoch_us) / 1000.0, (s.end_us - epoch_us) / 1000.0});
+  return out;
+}
+
+class gpu_worker_state {
+ public:
+  static inline const char* name = "gpu_worker";
+  using pointer = gpu_worker_actor::stateful_pointer<gpu_worker_state>;
+
+  explicit gpu_worker_state(pointer self) : self(self) {}
+
+  gpu_worker_actor::behavior_type make_behavior(gpu_worker_config config);
+
+ private:
+  // ---- handlers
+  /// Proves the oldest held partition, if any, and schedules the next.
+  void prove_next();
+  /// Makes `key` ready on the device (gpu::backend::prepare) and tells the
+  /// scheduler whether it is (a failure: the device cannot hold the key; a
+  /// gpu::device_lost: the device is lost).
+  void prepare_key(const zk::groth16::key_ptr& key);
+  /// A partition arrived from the scheduler: hold it, start proving if idle.
+  void on_partition(const synthesized_partition& p);
+
+  // ---- helpers
+  /// Requests partitions until `lookahead` are held or on their way.
+  void refill();
+  /// After a partition of `key`: if its window tables were built since it was
+  /// prepared, sends the key cache its preparation again with them.
+  void report_tables(const zk::groth16::key_ptr& key);
+  /// The GPU_TIMING line of a proved partition: each device span's duration
+  /// (upload, each NTT, each MSM, download), key=value, at debug level.
+  void log_gpu_timing(const partition_ref& part) const;
+
+  // ---- data
+  pointer self;
+  gpu_worker_config cfg;
+  std::deque<synthesized_partition> held;  // received, not yet started
+  unsigned requested = 0;                  // pulls outstanding at the scheduler
+  bool running = false;                    // a run message is queued or being handled
+  size_t next_finalizer = 0;
+  uint64_t proved = 0;
+  /// Keys prepared here on plain points: the backend may build their window
+  /// tables later, between partitions; once it has, the preparation goes to
+  /// the key cache again with the build's time and span.
+  std::vector<std::pair<std::weak_ptr<const zk::groth16::proving_key_base>, key_preparation>>
+      without_tables;
+};
+
+gpu_worker_actor::behavior_type gpu_worker_state::make_behavior(gpu_worker_config config) {
+  cfg = std::move(config);
   if (cfg.lookahead == 0) cfg.lookahead = 1;
-  self->state.cfg = std::move(cfg);
-  spdlog::debug("gpu worker: {}", self->state.cfg.backend->describe());
-  refill(self);
+  spdlog::debug("gpu worker: {}", cfg.backend->describe());
+  refill();
   return {
-      [=](run_atom) { prove_next(self); },
-      [=](prepare_atom, const zk::groth16::key_ptr& key) { prepare_key(self, key); },
-      [=](evict_atom, const zk::groth16::key_ptr& key) {
-        self->state.cfg.backend->evict(key.get());
-      },
+      [this](run_atom) { prove_next(); },
+      [this](prepare_atom, const zk::groth16::key_ptr& key) { prepare_key(key); },
+      [this](evict_key_atom, const zk::groth16::key_ptr& key) { cfg.backend->evict(key.get()); },
   };
 }
 
-void refill(gpu_worker_pointer self) {
-  auto& st = self->state;
-  while (st.held.size() + st.requested < st.cfg.lookahead) {
-    ++st.requested;
-    self->request(st.cfg.scheduler, caf::infinite, pull_atom::value,
-                  static_cast<int32_t>(st.cfg.device))
-        .then([=](const synthesized_partition& p) { on_partition(self, p); },
+void gpu_worker_state::refill() {
+  while (held.size() + requested < cfg.lookahead) {
+    ++requested;
+    self->request(cfg.scheduler, caf::infinite, partition_pull_atom::value,
+                  static_cast<int32_t>(cfg.device))
+        .then([=](const synthesized_partition& p) { on_partition(p); },
               // The scheduler is gone (shutting down) or took this device out
               // of service; what this worker holds is queued again there.
               [=](caf::error&) { self->quit(); });
   }
 }
 
-void on_partition(gpu_worker_pointer self, const synthesized_partition& p) {
-  auto& st = self->state;
-  --st.requested;
-  st.held.push_back(p);
-  if (!st.running) {
-    st.running = true;
+void gpu_worker_state::on_partition(const synthesized_partition& p) {
+  --requested;
+  held.push_back(p);
+  if (!running) {
+    running = true;
     self->send(self, run_atom::value);
   }
 }
 
-void prove_next(gpu_worker_pointer self) {
-  auto& st = self->state;
-  if (st.held.empty()) {
+void gpu_worker_state::prove_next() {
+  if (held.empty()) {
     // Ran dry after proving something: the next partition was not ready in
     // time. The memory manager decides whether wider pacing would help.
-    if (st.running && st.proved > 0) self->send(st.cfg.memory, starved_atom::value);
-    st.running = false;
+    if (running && proved > 0) self->send(cfg.memory, starved_atom::value);
+    running = false;
     return;
   }
-  synthesized_partition p = std::move(st.held.front());
-  st.held.pop_front();
-  refill(self);  // the next partition travels while this one computes
+  synthesized_partition p = std::move(held.front());
+  held.pop_front();
+  refill();  // the next partition travels while this one computes
   if (p.part.job->cancelled.load(std::memory_order_acquire)) {
     p.reservation->release_all();  // cancelled job: drop it, free its memory
-    self->send(st.cfg.scheduler, done_atom::value, p.part.job->seq, p.part.index);
+    self->send(cfg.scheduler, worker_done_atom::value, p.part.job->seq, p.part.index);
     self->send(self, run_atom::value);
     return;
   }
 
-  auto& cfg = st.cfg;
   partition_ref part = p.part;
   self->send(cfg.memory, taken_atom::value, p.reservation->id());
   self->send(cfg.registry, stage_atom::value, part.job->seq, part.index, partition_state::proving);
@@ -108,7 +173,7 @@ void prove_next(gpu_worker_pointer self) {
     file_error err{"", witness + ": " + cfg.backend->describe() + ": " + problem};
     partition_failure f{part.job->seq, part.index, part.spans, std::move(err), true};
     f.device_lost = lost;
-    self->send(cfg.scheduler, failed_atom::value, std::move(f));
+    self->send(cfg.scheduler, worker_failed_atom::value, std::move(f));
     if (lost) {
       // The device is unusable until the process ends: nothing more is
       // proved here. The scheduler queues what this worker holds for the
@@ -119,26 +184,21 @@ void prove_next(gpu_worker_pointer self) {
       return;
     }
   } else {
-    ++st.proved;
-    self->send(cfg.scheduler, done_atom::value, part.job->seq, part.index);
-    if (spdlog::should_log(spdlog::level::debug)) log_gpu_timing(self, part);
+    ++proved;
+    self->send(cfg.scheduler, worker_done_atom::value, part.job->seq, part.index);
+    if (spdlog::should_log(spdlog::level::debug)) log_gpu_timing(part);
     zk::groth16::key_ptr key = part.job->key;
-    auto& fin = cfg.finalizers[st.next_finalizer++ % cfg.finalizers.size()];
+    auto& fin = cfg.finalizers[next_finalizer++ % cfg.finalizers.size()];
     self->send(fin, finalize_atom::value,
                proved_partition{std::move(part), std::move(reservation), std::move(p.data),
                                 std::move(result), p.arena});
     // After the proof is on its way: asking the backend about tables takes its lock.
-    if (!st.without_tables.empty()) report_tables(self, key);
+    if (!without_tables.empty()) report_tables(key);
   }
   self->send(self, run_atom::value);
 }
 
-std::string backend_label(const gpu_worker_config& cfg) {
-  return std::string(cfg.backend->kind()) + ":" +
-         (cfg.fallback ? std::string("fallback") : std::to_string(cfg.device));
-}
-
-void log_gpu_timing(gpu_worker_pointer self, const partition_ref& part) {
+void gpu_worker_state::log_gpu_timing(const partition_ref& part) const {
   // "upload_us=... ntt_a_us=... msm_h_us=... download_us=..." in the order
   // the backend reported them; a name reported twice is summed.
   std::vector<std::pair<std::string, double>> steps;
@@ -153,14 +213,12 @@ void log_gpu_timing(gpu_worker_pointer self, const partition_ref& part) {
   }
   std::string fields;
   for (const auto& [name, us] : steps) fields += fmt::format(" {}_us={:.0f}", name, us);
-  const auto& cfg = self->state.cfg;
   spdlog::debug("GPU_TIMING job={} partition={} backend={} gpu={} lane={}{} prove_us={:.0f}",
                 part.job->spec.id, part.index, cfg.backend->kind(), part.spans.gpu,
                 part.spans.lane, fields, (part.spans.prove.end - part.spans.prove.start) * 1000.0);
 }
 
-void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
-  auto& cfg = self->state.cfg;
+void gpu_worker_state::prepare_key(const zk::groth16::key_ptr& key) {
   key_preparation p;
   p.gpu = cfg.device;
   p.prepare.start = cfg.clock.now_ms();
@@ -177,27 +235,26 @@ void prepare_key(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
                   p.prepare.end - p.prepare.start);
     if (cfg.keys) self->send(cfg.keys, prepared_atom::value, key, p);
     if (cfg.keys && stats.resident && !stats.tables)
-      self->state.without_tables.emplace_back(key, p);
-    self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), true,
+      without_tables.emplace_back(key, p);
+    self->send(cfg.scheduler, residency_atom::value, key, static_cast<int32_t>(cfg.device), true,
                std::string());
   } catch (const gpu::device_lost& e) {
     // A sticky device error while preparing: the device is out of service;
     // the scheduler answers this worker's pulls with an error (it quits).
     spdlog::error("gpu {}: device lost: {}", cfg.device, e.what());
-    self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), false,
+    self->send(cfg.scheduler, residency_atom::value, key, static_cast<int32_t>(cfg.device), false,
                std::string(e.what()));
     self->send(cfg.scheduler, lost_atom::value, static_cast<int32_t>(cfg.device));
   } catch (const std::exception& e) {
     // This device cannot hold the key (device memory, a CUDA fault): the
     // scheduler gives its partitions to the devices that can.
-    self->send(cfg.scheduler, prepared_atom::value, key, static_cast<int32_t>(cfg.device), false,
+    self->send(cfg.scheduler, residency_atom::value, key, static_cast<int32_t>(cfg.device), false,
                std::string(e.what()));
   }
 }
 
-void report_tables(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
-  auto& st = self->state;
-  auto& list = st.without_tables;
+void gpu_worker_state::report_tables(const zk::groth16::key_ptr& key) {
+  auto& list = without_tables;
   for (auto it = list.begin(); it != list.end();) {
     auto held = it->first.lock();
     if (!held) {
@@ -210,7 +267,7 @@ void report_tables(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
     }
     // A lock and an event query in the backend, once per partition of a key
     // that has no tables yet.
-    auto stats = st.cfg.backend->key_stats(key.get());
+    auto stats = cfg.backend->key_stats(key.get());
     if (!stats.resident) {
       it = list.erase(it);  // evicted: a later preparation reports afresh
       continue;
@@ -221,21 +278,18 @@ void report_tables(gpu_worker_pointer self, const zk::groth16::key_ptr& key) {
     p.tables_bytes = stats.tables_bytes;
     p.device_bytes = stats.device_bytes;
     p.abc_bytes = stats.abc_bytes;
-    p.spans = to_run_time(stats.spans, st.cfg.clock);
-    self->send(st.cfg.keys, prepared_atom::value, key, p);
+    p.spans = to_run_time(stats.spans, cfg.clock);
+    self->send(cfg.keys, prepared_atom::value, key, p);
     list.erase(it);
     return;
   }
 }
 
-std::vector<named_span> to_run_time(const std::vector<gpu::span>& spans, const run_clock& clock) {
-  const double epoch_us =
-      std::chrono::duration<double, std::micro>(clock.epoch().time_since_epoch()).count();
-  std::vector<named_span> out;
-  out.reserve(spans.size());
-  for (const auto& s : spans)
-    out.push_back({s.name, (s.start_us - epoch_us) / 1000.0, (s.end_us - epoch_us) / 1000.0});
-  return out;
+}  // namespace
+
+gpu_worker_actor spawn_gpu_worker(caf::actor_system& sys, gpu_worker_config cfg) {
+  const bool on_own_thread = cfg.detached;
+  return spawn_stateful<gpu_worker_state>(sys, std::move(cfg), on_own_thread);
 }
 
 }  // namespace proofline

@@ -38,7 +38,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/journal_store.hpp"
+#include "actors/detail/journal_store.hpp"
 #include "messages/interfaces.hpp"
 
 namespace proofline {
@@ -54,25 +54,13 @@ struct journal_config {
   /// --keep-finished-bytes; 0: no limit.
   std::size_t keep_finished = 0;
   std::size_t keep_finished_bytes = 0;
+  /// Spawned on a thread of its own (serve); tests spawn it undetached.
+  bool detached = false;
 };
 
-struct journal_state {
-  static inline const char* name = "journal";
-  journal_config cfg;
-  std::map<uint64_t, int64_t> jids;  ///< registry seq -> journal job key
-  /// Spooled witness files of recovered jobs -> the jobs naming them that
-  /// are not finished (a job left in the journal counts for good).
-  std::map<std::string, uint32_t> spool_users;
-  std::map<uint64_t, std::vector<std::string>> spooled;  ///< recovered job seq -> its spool files
-  /// Recovery under way: completions of jobs not mapped yet (recovered
-  /// jobs whose partitions were all done) wait here for the registry's answer.
-  bool recovering = false;
-  std::map<uint64_t, job_report> early;
-};
-
-using journal_pointer = journal_actor::stateful_pointer<journal_state>;
-
-journal_actor::behavior_type journal(journal_pointer self, journal_config cfg);
+/// Spawns the journal, detached (on a thread of its own: SQLite blocks) when
+/// cfg.detached.
+journal_actor spawn_journal(caf::actor_system& sys, journal_config cfg);
 
 /// Removes `<name>.tmp-*` files (interrupted atomic writes) from `dir`;
 /// returns how many.

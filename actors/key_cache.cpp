@@ -1,11 +1,17 @@
 #include "actors/key_cache.hpp"
 
+#include "actors/detail/spawn.hpp"
+
+#include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 #include <caf/sec.hpp>
 
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 
 #include <spdlog/spdlog.h>
 
@@ -33,25 +39,90 @@ uint64_t key_host_bytes(const zk::groth16::proving_key_base& key) {
   });
 }
 
-key_cache_actor::behavior_type key_cache(key_cache_pointer self, key_cache_config cfg) {
-  self->state.cfg = std::move(cfg);
-  self->state.self = self;
+namespace {
+
+/// One version of the key at a path.
+struct cached_key {
+  zk::groth16::key_ptr key;  ///< null while loading
+  std::optional<file_identity> identity;
+  key_loader_actor loader;  ///< held until it answers
+  std::vector<caf::typed_response_promise<key_load_result>> waiting;  ///< users to come
+  std::vector<caf::typed_response_promise<key_load_result>> preloads;  ///< no users
+  uint32_t users = 0;
+  bool adopted = false;  ///< taken whole (adopt_atom), not read from `path`
+  uint64_t bytes = 0;
+  double load_start_ms = 0;
+  double last_use_ms = 0;  ///< run clock
+  uint64_t last_use = 0;   ///< key_cache_state::tick then: orders least recently used
+};
+
+class key_cache_state {
+ public:
+  static inline const char* name = "key_cache";
+  using pointer = key_cache_actor::stateful_pointer<key_cache_state>;
+
+  explicit key_cache_state(pointer self) : self(self) {}
+
+  key_cache_actor::behavior_type make_behavior(key_cache_config config);
+
+ private:
+  // ---- handlers
+  /// Answers a request for `path` now or once it has loaded.
+  caf::result<key_load_result> request(const std::string& path, bool preload);
+  /// Takes `key` under `name` with one user (adopt_atom).
+  caf::result<key_load_result> adopt(const std::string& name, const zk::groth16::key_ptr& key);
+  void add_users(const zk::groth16::key_ptr& key, int32_t delta);
+  /// Bytes freed by evicting idle keys, least recently used first, until `bytes`.
+  uint64_t evict_idle(uint64_t bytes);
+  /// Evicts the idle key at `path`: its bytes, or the error saying why not.
+  caf::result<uint64_t> evict_one(const std::string& path);
+  std::vector<warm_key> list() const;
+  /// A device prepared `key`: added to its load's record.
+  void on_prepared(const zk::groth16::key_ptr& key, const key_preparation& p);
+
+  // ---- helpers
+  void start_loading(const std::string& path);
+  void on_loaded(const std::string& path, const key_load_result& r);
+  /// The key at `path` is in (loaded or adopted): recorded, logged, told to
+  /// the memory manager and handed to the backends.
+  void take_in(const std::string& path, cached_key& k, const zk::groth16::key_ptr& key);
+  /// Drops the current key at `path` (idle), telling the backends.
+  void drop(const std::string& path);
+  /// Tells the memory manager the bytes and idleness at `path`, as they are now.
+  void tell_memory(const std::string& path);
+
+  // ---- data
+  pointer self;
+  key_cache_config cfg;
+  std::map<std::string, cached_key> keys;  ///< the current version by path
+  /// Older versions still used by jobs (their file changed since).
+  std::multimap<std::string, cached_key> retired;
+  uint64_t tick = 0;  ///< counts uses
+  std::map<std::string, bool> told_idle;       ///< what the memory manager was last told, by path
+  std::map<std::string, uint64_t> told_bytes;  ///< likewise
+  /// Every load and its preparations (run reports), and the key of each.
+  std::vector<key_startup> history;
+  std::vector<std::weak_ptr<const zk::groth16::proving_key_base>> history_keys;
+};
+
+key_cache_actor::behavior_type key_cache_state::make_behavior(key_cache_config config) {
+  cfg = std::move(config);
   return {
-      [=](key_atom, const std::string& path) { return self->state.request(path, false); },
-      [=](key_users_atom, const zk::groth16::key_ptr& key, int32_t delta) {
-        self->state.add_users(key, delta);
+      [this](key_atom, const std::string& path) { return request(path, false); },
+      [this](key_users_atom, const zk::groth16::key_ptr& key, int32_t delta) {
+        add_users(key, delta);
       },
-      [=](preload_atom, const std::string& path) { return self->state.request(path, true); },
-      [=](adopt_atom, const std::string& name, const zk::groth16::key_ptr& key) {
-        return self->state.adopt(name, key);
+      [this](preload_atom, const std::string& path) { return request(path, true); },
+      [this](adopt_atom, const std::string& name, const zk::groth16::key_ptr& key) {
+        return adopt(name, key);
       },
-      [=](evict_atom, uint64_t bytes) { return self->state.evict_idle(bytes); },
-      [=](evict_atom, const std::string& path) { return self->state.evict_one(path); },
-      [=](warm_keys_atom) { return self->state.list(); },
-      [=](prepared_atom, const zk::groth16::key_ptr& key, const key_preparation& p) {
-        self->state.on_prepared(key, p);
+      [this](evict_bytes_atom, uint64_t bytes) { return evict_idle(bytes); },
+      [this](evict_path_atom, const std::string& path) { return evict_one(path); },
+      [this](warm_keys_atom) { return list(); },
+      [this](prepared_atom, const zk::groth16::key_ptr& key, const key_preparation& p) {
+        on_prepared(key, p);
       },
-      [=](startup_atom) { return self->state.history; },
+      [this](startup_atom) { return history; },
   };
 }
 
@@ -95,7 +166,7 @@ caf::result<key_load_result> key_cache_state::request(const std::string& path, b
 }
 
 caf::result<key_load_result> key_cache_state::adopt(const std::string& name,
-                                                   const zk::groth16::key_ptr& key) {
+                                                    const zk::groth16::key_ptr& key) {
   if (!key) return caf::make_error(caf::sec::invalid_argument, name + ": no key to adopt");
   if (keys.count(name) || retired.count(name))
     return caf::make_error(caf::sec::invalid_argument, name + ": a key of that name is loaded");
@@ -110,8 +181,7 @@ caf::result<key_load_result> key_cache_state::adopt(const std::string& name,
 void key_cache_state::start_loading(const std::string& path) {
   cached_key& k = keys[path];
   k.load_start_ms = cfg.clock.now_ms();
-  k.loader = cfg.detach_loaders ? self->spawn<caf::detached>(key_loader, cfg.load)
-                                : self->spawn(key_loader, cfg.load);
+  k.loader = spawn_key_loader(self->system(), cfg.load, cfg.detach_loaders);
   spdlog::info("loading key {}", path);
   auto me = self;
   self->request(k.loader, caf::infinite, load_atom::value, path)
@@ -300,6 +370,12 @@ std::vector<warm_key> key_cache_state::list() const {
     return a.last_use_ms < b.last_use_ms;
   });
   return out;
+}
+
+}  // namespace
+
+key_cache_actor spawn_key_cache(caf::actor_system& sys, key_cache_config cfg) {
+  return spawn_stateful<key_cache_state>(sys, std::move(cfg));
 }
 
 }  // namespace proofline

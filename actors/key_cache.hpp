@@ -16,7 +16,7 @@
 // so a later submission neither reads nor prepares it again. The memory
 // manager is told what each key holds (key_memory_atom, summed per path) and
 // which are idle (key_idle_atom); when the head of its queue needs room it
-// asks here (evict_atom), and idle keys go, least recently used first, with
+// asks here (evict_bytes_atom), and idle keys go, least recently used first, with
 // their device state (key_evicted, which the runtime wires to the GPU
 // workers). Without keep_warm (`run`) a key is dropped as soon as it is idle.
 //
@@ -34,15 +34,13 @@
 
 #include <cstdint>
 #include <functional>
-#include <map>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include <caf/typed_response_promise.hpp>
+#include <caf/fwd.hpp>
 
-#include "actors/run_clock.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "messages/interfaces.hpp"
 
 namespace proofline {
@@ -77,61 +75,8 @@ struct key_cache_config {
   std::function<void(const zk::groth16::key_ptr&)> key_evicted;
 };
 
-/// One version of the key at a path.
-struct cached_key {
-  zk::groth16::key_ptr key;  ///< null while loading
-  std::optional<file_identity> identity;
-  key_loader_actor loader;  ///< held until it answers
-  std::vector<caf::typed_response_promise<key_load_result>> waiting;  ///< users to come
-  std::vector<caf::typed_response_promise<key_load_result>> preloads;  ///< no users
-  uint32_t users = 0;
-  bool adopted = false;  ///< taken whole (adopt_atom), not read from `path`
-  uint64_t bytes = 0;
-  double load_start_ms = 0;
-  double last_use_ms = 0;  ///< run clock
-  uint64_t last_use = 0;   ///< key_cache_state::tick then: orders least recently used
-};
-
-struct key_cache_state {
-  static inline const char* name = "key_cache";
-  key_cache_config cfg;
-  std::map<std::string, cached_key> keys;  ///< the current version by path
-  /// Older versions still used by jobs (their file changed since).
-  std::multimap<std::string, cached_key> retired;
-  uint64_t tick = 0;  ///< counts uses
-  std::map<std::string, bool> told_idle;       ///< what the memory manager was last told, by path
-  std::map<std::string, uint64_t> told_bytes;  ///< likewise
-  /// Every load and its preparations (run reports), and the key of each.
-  std::vector<key_startup> history;
-  std::vector<std::weak_ptr<const zk::groth16::proving_key_base>> history_keys;
-
-  /// Answers a request for `path` now or once it has loaded.
-  caf::result<key_load_result> request(const std::string& path, bool preload);
-  /// Takes `key` under `name` with one user (adopt_atom).
-  caf::result<key_load_result> adopt(const std::string& name, const zk::groth16::key_ptr& key);
-  void start_loading(const std::string& path);
-  void on_loaded(const std::string& path, const key_load_result& r);
-  /// The key at `path` is in (loaded or adopted): recorded, logged, told to
-  /// the memory manager and handed to the backends.
-  void take_in(const std::string& path, cached_key& k, const zk::groth16::key_ptr& key);
-  void add_users(const zk::groth16::key_ptr& key, int32_t delta);
-  /// Bytes freed by evicting idle keys, least recently used first, until `bytes`.
-  uint64_t evict_idle(uint64_t bytes);
-  /// Evicts the idle key at `path`: its bytes, or the error saying why not.
-  caf::result<uint64_t> evict_one(const std::string& path);
-  /// Drops the current key at `path` (idle), telling the backends.
-  void drop(const std::string& path);
-  /// Tells the memory manager the bytes and idleness at `path`, as they are now.
-  void tell_memory(const std::string& path);
-  std::vector<warm_key> list() const;
-  /// A device prepared `key`: added to its load's record.
-  void on_prepared(const zk::groth16::key_ptr& key, const key_preparation& p);
-  key_cache_actor::stateful_pointer<key_cache_state> self = nullptr;
-};
-
-using key_cache_pointer = key_cache_actor::stateful_pointer<key_cache_state>;
-
-key_cache_actor::behavior_type key_cache(key_cache_pointer self, key_cache_config cfg);
+/// Spawns the key cache.
+key_cache_actor spawn_key_cache(caf::actor_system& sys, key_cache_config cfg);
 
 /// Host bytes a loaded key holds (its points and coefficients); 0 for a key
 /// object that holds none (test fakes are bare proving_key_base).

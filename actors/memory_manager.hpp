@@ -25,7 +25,7 @@
 // overtaken. Blocks come back by message (pool_free) once the partition's
 // buffers are gone.
 //
-// Cancel: a job's queued requests are dropped at once (cancel, which answers
+// Cancel: a job's queued requests are dropped at once (drop_queued, which answers
 // how many); its granted partitions come back through their reservations and
 // pool blocks when the stages drop them.
 //
@@ -45,31 +45,22 @@
 // runs on a GPU worker's thread and blocks only this actor's mailbox (grants
 // and releases wait behind it) and allocations in that one arena.
 //
-// Synthesizers pull: an idle one sends pull and gets a response promise that
+// Synthesizers pull: an idle one sends grant_request and gets a response promise that
 // is delivered when a grant is possible; nothing here ever blocks but a purge.
 // Synthesizers left idle after a round of grants lend their threads to the
 // partitions granted in it (grant::threads), so one large partition is
 // synthesized on many cores when nothing else waits.
 #pragma once
 
-#include <caf/typed_response_promise.hpp>
+#include <caf/fwd.hpp>
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <map>
-#include <memory>
-#include <optional>
-#include <set>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
-#include "actors/run_clock.hpp"
-#include "memory/arena.hpp"
-#include "memory/ledger.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "memory/pinned_pool.hpp"
 #include "messages/interfaces.hpp"
 
@@ -134,82 +125,7 @@ struct memory_manager_config {
   std::function<void(const purge_event&)> on_purge;  ///< optional observer
 };
 
-/// A proving key's charge in the ledger.
-struct key_charge {
-  uint64_t id = 0;
-  uint64_t bytes = 0;
-  bool idle = false;  ///< no job uses it: the key cache may evict it
-};
-
-struct memory_manager_state {
-  static inline const char* name = "memory_manager";
-  memory_manager_config cfg;
-  std::optional<memory::ledger> ledger;
-  uint64_t next_id = 1;
-  std::unordered_map<uint64_t, work_order> waiting;     // queued in the ledger, by id
-  std::unordered_map<uint64_t, uint64_t> pooled;        // queued ids placed in the pool: block bytes
-  std::deque<caf::typed_response_promise<grant>> idle;  // synthesizers waiting for work
-  std::unordered_set<uint64_t> untaken;                 // granted, not yet being proved
-  std::unordered_set<uint64_t> live;                    // granted, not yet released in full
-  uint32_t pacing = 1;          // current limit on granted, untaken partitions
-  bool pacing_blocked = false;  // the last try_grant stopped on pacing alone
-  uint64_t grants = 0;
-  uint64_t purges = 0;  // requests received
-  uint64_t cancelled = 0;
-  // memory system
-  std::unique_ptr<memory::pinned_pool> pool;
-  bool pool_made = false;  // tried once; never again
-  uint64_t fixed = 0;
-  std::map<std::string, key_charge> keys;  // by path
-  uint64_t key_bytes = 0;                  // sum over keys
-  uint64_t peak_key_bytes = 0;
-  key_cache_actor key_cache;  // asked for room when idle keys hold the budget
-  bool room_asked = false;    // an evict request is outstanding
-  std::unordered_map<int, uint64_t> purge_pending;  // arena -> requests waiting for its purge
-  uint64_t purges_run = 0;
-  double purge_ms_total = 0;
-  double purge_ms_max = 0;
-  uint64_t purged_bytes = 0;
-  std::set<std::string> purge_threads;
-  std::set<uint64_t> purge_thread_ids;
-  std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
-};
-
-using memory_manager_pointer = memory_manager_actor::stateful_pointer<memory_manager_state>;
-
-memory_manager_actor::behavior_type memory_manager(memory_manager_pointer self,
-                                                   memory_manager_config cfg);
-
-/// Queues the orders; returns those that could never be granted.
-std::vector<partition_failure> reserve(memory_manager_pointer self,
-                                       const std::vector<work_order>& orders);
-/// Registers an idle synthesizer; the promise is delivered by try_grant.
-caf::result<grant> pull_work(memory_manager_pointer self);
-void release(memory_manager_pointer self, uint64_t id, uint64_t bytes, bool final);
-void mark_taken(memory_manager_pointer self, uint64_t id);
-/// A GPU worker ran dry: widens pacing by one if pacing held synthesis back.
-void on_starved(memory_manager_pointer self);
-/// A purge request: counts it and schedules the arena's coalesced purge.
-void purge(memory_manager_pointer self, int arena);
-/// Schedules the arena's purge `purge_delay` from now unless one is pending.
-void schedule_purge(memory_manager_pointer self, int arena);
-/// Runs the arena's purge now (the timer fired).
-void run_purge(memory_manager_pointer self, int arena);
-/// Drops job `seq`'s queued requests; returns how many.
-uint64_t cancel_queued(memory_manager_pointer self, uint64_t seq);
-// ---- proving keys in the budget (actors/memory_keys.cpp)
-/// Charges (bytes > 0) or releases (0) the key at `path`.
-void key_memory(memory_manager_pointer self, const std::string& path, uint64_t bytes);
-/// Marks the key at `path` idle (evictable) or in use.
-void key_idle(memory_manager_pointer self, const std::string& path, bool idle);
-/// The head does not fit: asks the key cache to evict idle keys for it.
-/// Returns true while such a request is outstanding (the head then waits).
-bool ask_key_room(memory_manager_pointer self);
-/// A pool block is free again.
-void pool_free(memory_manager_pointer self, uint64_t offset);
-memory_stats stats(memory_manager_pointer self);
-/// Grants to idle synthesizers while the ledger's head fits (and its pool
-/// block, if it has one) and pacing allows.
-void try_grant(memory_manager_pointer self);
+/// Spawns the memory manager, detached (on a thread of its own) when cfg.own_thread.
+memory_manager_actor spawn_memory_manager(caf::actor_system& sys, memory_manager_config cfg);
 
 }  // namespace proofline

@@ -50,42 +50,8 @@ struct node_agent_config {
   std::chrono::milliseconds request_timeout{10000};  ///< connect and join requests
 };
 
-/// A lease being proved here, by the local job's sequence number.
-struct node_lease {
-  uint64_t generation = 0;  ///< the connection it came over
-  uint64_t lease = 0;       ///< the coordinator's lease id
-  uint64_t job_seq = 0;     ///< the coordinator's job
-  std::string scratch;      ///< this lease's directory under the spool
-  bool revoked = false;     ///< cancelled, or its coordinator is gone
-};
-
-struct node_agent_state {
-  static inline const char* name = "node_agent";
-  node_agent_config cfg;
-  control_actor coordinator;  ///< null while not joined
-  uint64_t node_id = 0;       ///< the coordinator's id for this node
-  uint64_t generation = 0;    ///< counts connections
-  bool connecting = false;
-  uint32_t failures = 0;  ///< connection attempts failed in a row
-  std::map<uint64_t, node_lease> leases;
-  uint32_t busy = 0;          ///< leases whose local job is not complete
-  uint32_t credit_given = 0;  ///< credit the coordinator has not used yet
-  uint64_t proved = 0;
-};
-
-using node_agent_pointer = node_agent_actor::stateful_pointer<node_agent_state>;
-
-node_agent_actor::behavior_type node_agent(node_agent_pointer self, node_agent_config cfg);
-
-/// Connects and joins, unless already doing so; retries after cfg.retry.
-void connect_to_coordinator(node_agent_pointer self);
-/// A lease arrived: start its local job, or answer with the error at once.
-void on_assign(node_agent_pointer self, const remote_partition& rp);
-/// The coordinator cancelled a job: cancel the local jobs of its leases.
-void on_coordinator_cancel(node_agent_pointer self, uint64_t job_seq);
-/// A local job completed: send its result (if the lease is still live) and credit.
-void on_local_done(node_agent_pointer self, uint64_t local_seq, const job_report& report);
-/// Offers the coordinator the room left (slots - busy - credit already given).
-void give_credit(node_agent_pointer self);
+/// Spawns the node agent; it joins the coordinator at once and again after
+/// each loss.
+node_agent_actor spawn_node_agent(caf::actor_system& sys, node_agent_config cfg);
 
 }  // namespace proofline

@@ -18,15 +18,6 @@
 
 namespace proofline {
 
-namespace {
-
-template <class F, class Config>
-auto spawn_maybe_detached(caf::actor_system& sys, bool detach, F fun, Config cfg) {
-  return detach ? sys.spawn<caf::detached>(fun, std::move(cfg)) : sys.spawn(fun, std::move(cfg));
-}
-
-}  // namespace
-
 runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
                  std::vector<std::shared_ptr<gpu::backend>> backends)
     : cfg_(std::move(cfg)) {
@@ -80,8 +71,8 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
         ") leaves nothing for partitions beside the pinned pool (" +
         memory::format_bytes(mm.pool_bytes) + ") and the backends' host buffers (" +
         memory::format_bytes(mm.fixed_bytes) + ")");
-  memory_ = spawn_maybe_detached(sys, cfg_.detach, memory_manager, std::move(mm));
-  scheduler_ = sys.spawn(placing_scheduler, scheduler_config{devices, fallback});
+  memory_ = spawn_memory_manager(sys, std::move(mm));
+  scheduler_ = spawn_scheduler(sys, scheduler_config{devices, fallback});
   // One GPU worker per device (lane 0) makes each loaded key ready on its
   // device while the key's first partitions synthesize. The list is filled
   // below, before any job can be submitted.
@@ -100,9 +91,9 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
   // key's device state stays until the backend needs the room.
   if (cfg_.keep_keys)
     kc.key_evicted = [preparers](const zk::groth16::key_ptr& key) {
-      for (const auto& w : *preparers) caf::anon_send(w, evict_atom::value, key);
+      for (const auto& w : *preparers) caf::anon_send(w, evict_key_atom::value, key);
     };
-  keys_ = sys.spawn(key_cache, std::move(kc));
+  keys_ = spawn_key_cache(sys, std::move(kc));
   caf::anon_send(memory_, attach_atom::value, keys_);
   job_registry_config jrc;
   jrc.memory = memory_;
@@ -118,7 +109,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     for (const auto& b : backends) b->expect_partitions(key, n);
   };
   jrc.retries = retry_targets{devices, fallback};
-  registry_ = sys.spawn(job_registry, std::move(jrc));
+  registry_ = spawn_job_registry(sys, std::move(jrc));
   caf::anon_send(scheduler_, attach_atom::value, registry_);  // device faults it reports
   for (unsigned i = 0; i < cfg_.finalizers; ++i) {
     finalizer_config fc;
@@ -128,7 +119,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     fc.write_file = ops.write_file;
     fc.clock = cfg_.clock;
     fc.thread = {memory::make_arena(), cfg_.detach, "pl.final" + std::to_string(i)};
-    finalizers_.push_back(spawn_maybe_detached(sys, cfg_.detach, finalizer, std::move(fc)));
+    finalizers_.push_back(spawn_finalizer(sys, std::move(fc)));
   }
   size_t w = 0;
   for (size_t d = 0; d < backends.size(); ++d) {
@@ -139,7 +130,8 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
                                  : backends[d];
       gpu_worker_config wc{backend,    scheduler_,         memory_, finalizers_, registry_, cfg_.lookahead,
                            cfg_.clock, static_cast<int>(d), static_cast<int>(lane), keys_, /*fallback=*/false};
-      workers_.push_back(spawn_maybe_detached(sys, cfg_.detach, gpu_worker, std::move(wc)));
+      wc.detached = cfg_.detach;
+      workers_.push_back(spawn_gpu_worker(sys, std::move(wc)));
       if (lane == 0) preparers->push_back(workers_.back());
     }
   }
@@ -150,7 +142,8 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
                        : cfg_.fallback;
     gpu_worker_config wc{backend,    scheduler_, memory_,    finalizers_, registry_, cfg_.lookahead,
                          cfg_.clock, devices,    /*lane=*/0, keys_,       /*fallback=*/true};
-    workers_.push_back(spawn_maybe_detached(sys, cfg_.detach, gpu_worker, std::move(wc)));
+    wc.detached = cfg_.detach;
+    workers_.push_back(spawn_gpu_worker(sys, std::move(wc)));
   }
   for (unsigned i = 0; i < cfg_.synthesizers; ++i) {
     synthesizer_config sc;
@@ -160,7 +153,7 @@ runtime::runtime(caf::actor_system& sys, runtime_config cfg, prover_ops ops,
     sc.synthesize = ops.synthesize;
     sc.clock = cfg_.clock;
     sc.thread = {memory::make_arena(), cfg_.detach, "pl.synth" + std::to_string(i)};
-    synthesizers_.push_back(spawn_maybe_detached(sys, cfg_.detach, synthesizer, std::move(sc)));
+    synthesizers_.push_back(spawn_synthesizer(sys, std::move(sc)));
   }
 }
 

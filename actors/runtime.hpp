@@ -15,8 +15,8 @@
 
 #include "actors/key_cache.hpp"
 #include "actors/memory_manager.hpp"
-#include "actors/prover_ops.hpp"
-#include "actors/run_clock.hpp"
+#include "actors/detail/prover_ops.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "gpu/footprint.hpp"
 #include "memory/estimate.hpp"
 #include "messages/interfaces.hpp"
@@ -77,7 +77,7 @@ struct runtime_config {
   std::chrono::milliseconds purge_delay{5};
   std::function<void(const purge_event&)> on_purge;  ///< optional observer
   /// A backend that proves only retries the primary backends could not
-  /// (actors/retry_policy.hpp): with CUDA, the CPU backend. One GPU worker,
+  /// (actors/detail/retry_policy.hpp): with CUDA, the CPU backend. One GPU worker,
   /// backend index = the number of primary backends. Null: none.
   std::shared_ptr<gpu::backend> fallback;
 };

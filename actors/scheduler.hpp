@@ -29,13 +29,13 @@
 //   - d is in service: not lost (a sticky device error, its GPU worker died,
 //     or device_failure_limit failures in a row while another proves);
 //   - the key is ready on d: each device's preparing GPU worker (lane 0)
-//     reports each key it prepared, or could not hold (prepared_atom), so a
+//     reports each key it prepared, or could not hold (residency_atom), so a
 //     key that fits one GPU's memory but not another's is proved by the GPUs
 //     that hold it. A refusal stands for the life of the key object. A new
 //     key waits on a device until its preparing worker has finished the
 //     partition it is proving. The fallback prepares keys on first use;
 //   - p's placement admits d (a retry may be placed on one backend, on any
-//     primary but one, or on the fallback: actors/retry_policy.hpp); when no
+//     primary but one, or on the fallback: actors/detail/retry_policy.hpp); when no
 //     backend it admits can prove p any more, the other primary backends
 //     may, and the fallback last of all; the fallback otherwise takes only
 //     what is placed on it.
@@ -47,7 +47,7 @@
 // Failures and lost devices: the scheduler keeps a copy of what each worker
 // holds until the worker reports it done or failed. A backend failure of a
 // partition goes to the registry, which counts it as a retry and places the
-// retry (actors/retry_policy.hpp): once more on the same backend, then on
+// retry (actors/detail/retry_policy.hpp): once more on the same backend, then on
 // another GPU or the fallback. A lost device is different: its pulls are
 // answered with an error (its workers quit) and what its workers held but
 // had not failed is queued again for the others as it was: not a retry, since
@@ -59,15 +59,9 @@
 // buffers and asks for a purge.
 #pragma once
 
-#include <caf/actor_addr.hpp>
-#include <caf/typed_response_promise.hpp>
+#include <caf/fwd.hpp>
 
-#include <deque>
-#include <map>
-#include <memory>
-#include <optional>
-#include <set>
-#include <string>
+#include <cstdint>
 
 #include "messages/interfaces.hpp"
 
@@ -88,88 +82,7 @@ struct scheduler_config {
   int32_t fallback_index() const { return fallback ? devices : -1; }
 };
 
-struct scheduler_state {
-  static inline const char* name = "scheduler";
-  /// A parked pull.
-  struct pull {
-    caf::typed_response_promise<synthesized_partition> rp;
-    caf::actor_addr worker;
-    int32_t device = 0;
-    uint64_t seq = 0;  ///< arrival order
-  };
-  /// A GPU worker and the partitions handed to it, not yet reported done.
-  struct worker {
-    int32_t device = 0;
-    std::map<memory::grant_order, synthesized_partition> in_flight;
-  };
-  struct device {
-    unsigned workers = 0;    ///< live GPU workers
-    unsigned in_flight = 0;  ///< partitions its workers hold
-    unsigned failures = 0;   ///< backend failures in a row
-    bool lost = false;
-    std::string why;  ///< why it was lost
-  };
-  /// Which devices have a key ready, and which cannot hold it (and why).
-  struct key_devices {
-    std::weak_ptr<const zk::groth16::proving_key_base> owner;
-    std::set<int32_t> ready;
-    std::map<int32_t, std::string> refused;
-  };
-
-  scheduler_config cfg;
-  std::map<memory::grant_order, synthesized_partition> ready;
-  std::deque<pull> pulls;
-  uint64_t next_pull = 0;
-  std::map<caf::actor_addr, worker> workers;
-  std::map<int32_t, device> devices;
-  std::map<const zk::groth16::proving_key_base*, key_devices> keys;
-  job_registry_actor registry;
-  uint64_t next_ticket = 1;       // smallest ticket neither ready nor skipped
-  std::set<uint64_t> seen_ahead;  // tickets above next_ticket already seen
-  std::map<uint64_t, uint64_t> in_synthesis;  // ticket -> job seq, granted and not yet seen
-  uint64_t handed = 0;
-};
-
-using scheduler_pointer = scheduler_actor::stateful_pointer<scheduler_state>;
-
-scheduler_actor::behavior_type placing_scheduler(scheduler_pointer self, scheduler_config cfg);
-
-void on_ready(scheduler_pointer self, const synthesized_partition& p);
-void on_skip(scheduler_pointer self, uint64_t ticket);
-caf::result<synthesized_partition> on_pull(scheduler_pointer self, int32_t device);
-/// The sending worker is done with partition (seq, index).
-void on_worker_done(scheduler_pointer self, uint64_t seq, uint32_t index);
-/// The sending worker's backend failed a partition: the registry places a
-/// retry; a failure that lost the device (f.device_lost) also takes it out.
-void on_worker_failed(scheduler_pointer self, const partition_failure& f);
-void on_prepared(scheduler_pointer self, const zk::groth16::key_ptr& key, int32_t device, bool ok,
-                 const std::string& why);
-/// A monitored GPU worker terminated.
-void on_worker_down(scheduler_pointer self, const caf::down_msg& dm);
-
-/// Whether every ticket before p's that is not yet seen is in synthesis for
-/// p's own job (so p may go to an idle worker without reordering jobs).
-bool behind_own_job_only(const scheduler_state& st, const synthesized_partition& p);
-/// Marks a ticket as seen and advances next_ticket over contiguous ones.
-void see_ticket(scheduler_pointer self, uint64_t ticket);
-/// Backend `device` is in service: not lost, and a worker of it has pulled.
-bool in_service(scheduler_pointer self, int32_t device);
-/// Backend `device` may prove `p` now or once it has prepared p's key: in
-/// service and the key not refused there (the fallback refuses none).
-bool may_prove(scheduler_pointer self, const synthesized_partition& p, int32_t device);
-/// Whether `p` may go to backend `device` at all, by its placement: the
-/// backends it admits that may prove it; if none may, the other primaries;
-/// if none of those may, the fallback. See the header comment.
-bool eligible(scheduler_pointer self, const synthesized_partition& p, int32_t device);
-/// `p` may go to `device` now: eligible, and its key ready there.
-bool can_prove(scheduler_pointer self, const synthesized_partition& p, int32_t device);
-/// Answers parked pulls while partitions may go.
-void dispatch(scheduler_pointer self);
-/// Takes a device out of service: its parked pulls get an error.
-void lose_device(scheduler_pointer self, int32_t device, const std::string& why);
-/// Fails every ready partition that no backend may prove any more.
-void fail_stranded(scheduler_pointer self);
-/// Partitions ready, pulls parked and partitions handed out, for reports.
-scheduler_stats queue_stats(scheduler_pointer self);
+/// Spawns the scheduler (its state and handlers: actors/detail/scheduler_state.hpp).
+scheduler_actor spawn_scheduler(caf::actor_system& sys, scheduler_config cfg);
 
 }  // namespace proofline

@@ -1,6 +1,10 @@
 #include "actors/synthesizer.hpp"
 
+#include "actors/detail/spawn.hpp"
+
+#include <caf/actor_system.hpp>
 #include <caf/event_based_actor.hpp>
+#include <caf/spawn_options.hpp>
 
 #include <algorithm>
 
@@ -13,42 +17,65 @@ namespace proofline {
 
 namespace {
 
-/// On the actor's own thread (its first message): binds the thread to the
-/// synthesizer's arena and names it.
-void prepare_thread(synthesizer_pointer self) {
-  self->state.cfg.thread.bind();
-}
+class synthesizer_state {
+ public:
+  static inline const char* name = "synthesizer";
+  using pointer = synthesizer_actor::stateful_pointer<synthesizer_state>;
 
-}  // namespace
+  explicit synthesizer_state(pointer self) : self(self) {}
 
-synthesizer_actor::behavior_type synthesizer(synthesizer_pointer self, synthesizer_config cfg) {
+  synthesizer_actor::behavior_type make_behavior(synthesizer_config config);
+
+ private:
+  // ---- handlers
+  /// The first message, on the actor's own thread: binds the thread to the
+  /// synthesizer's arena and names it, then asks for work.
+  void start();
+  /// A grant arrived: synthesize it, then ask for the next.
+  void on_grant(const grant& g);
+
+  // ---- helpers
+  /// Asks the memory manager for work unless a request is already out.
+  void ask_for_work();
+  /// Synthesizes one granted partition and hands it on (or reports its failure).
+  void synthesize_granted(const grant& g);
+
+  // ---- data
+  pointer self;
+  synthesizer_config cfg;
+  bool asking = false;  ///< a grant request is outstanding
+  uint64_t synthesized = 0;
+};
+
+synthesizer_actor::behavior_type synthesizer_state::make_behavior(synthesizer_config config) {
+  cfg = std::move(config);
   if (cfg.thread.arena && cfg.thread.arena->valid()) cfg.source = cfg.thread.arena->buffers();
-  self->state.cfg = std::move(cfg);
-  self->send(self, pull_atom::value);
+  self->send(self, seek_work_atom::value);
   return {
-      [=](pull_atom) {
-        prepare_thread(self);
-        ask_for_work(self);
-      },
+      [this](seek_work_atom) { start(); },
   };
 }
 
-void ask_for_work(synthesizer_pointer self) {
-  if (self->state.asking) return;
-  self->state.asking = true;
-  self->request(self->state.cfg.memory, caf::infinite, pull_atom::value)
-      .then([=](const grant& g) { on_grant(self, g); },
+void synthesizer_state::start() {
+  cfg.thread.bind();
+  ask_for_work();
+}
+
+void synthesizer_state::ask_for_work() {
+  if (asking) return;
+  asking = true;
+  self->request(cfg.memory, caf::infinite, grant_request_atom::value)
+      .then([=](const grant& g) { on_grant(g); },
             [=](caf::error&) { self->quit(); });  // the memory manager is gone: shutting down
 }
 
-void on_grant(synthesizer_pointer self, const grant& g) {
-  self->state.asking = false;
-  synthesize_granted(self, g);
-  ask_for_work(self);
+void synthesizer_state::on_grant(const grant& g) {
+  asking = false;
+  synthesize_granted(g);
+  ask_for_work();
 }
 
-void synthesize_granted(synthesizer_pointer self, const grant& g) {
-  auto& cfg = self->state.cfg;
+void synthesizer_state::synthesize_granted(const grant& g) {
   partition_ref part = g.part;
   if (part.job->cancelled.load(std::memory_order_acquire)) {
     // Cancelled job: drop the partition; nothing waits for its ticket.
@@ -95,11 +122,11 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
   if (!data) {
     g.reservation->release_all();
     self->send(cfg.scheduler, skip_atom::value, part.ticket);
-    self->send(cfg.registry, failed_atom::value,
+    self->send(cfg.registry, partition_failed_atom::value,
                partition_failure{part.job->seq, part.index, part.spans, std::move(error)});
     return;
   }
-  ++self->state.synthesized;
+  ++synthesized;
   // thread.allocated counts every allocation, freed or not: above the peak
   // that was reserved, so only a clear excess is reported.
   if (t.generated && t.generator_bytes > part.job->generator_bytes + part.job->generator_bytes / 2)
@@ -120,6 +147,13 @@ void synthesize_granted(synthesizer_pointer self, const grant& g) {
   self->send(cfg.scheduler, ready_atom::value,
              synthesized_partition{std::move(part), g.reservation, g.bulk, std::move(data),
                                    cfg.source.arena});
+}
+
+}  // namespace
+
+synthesizer_actor spawn_synthesizer(caf::actor_system& sys, synthesizer_config cfg) {
+  const bool on_own_thread = cfg.thread.own_thread;
+  return spawn_stateful<synthesizer_state>(sys, std::move(cfg), on_own_thread);
 }
 
 }  // namespace proofline

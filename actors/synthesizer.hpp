@@ -5,8 +5,9 @@
 // the registry and the reservation is released at once.
 //
 // Synthesis blocks for as long as the arithmetic takes, so production spawns
-// synthesizers detached (one thread each); tests spawn them undetached for
-// determinism.
+// synthesizers detached (one thread each: thread.own_thread); tests spawn them
+// undetached for determinism. The threads a synthesis may use come with its
+// grant (grant::threads) and go to the synthesize op as a parameter.
 //
 // Memory: the grant may carry a pinned pool block; then the witness and a, b,
 // c are written straight into it (the GPU uploads them from there, no extra
@@ -17,10 +18,12 @@
 // in (or purge) a shared arena.
 #pragma once
 
+#include <caf/fwd.hpp>
+
 #include <string>
 
-#include "actors/prover_ops.hpp"
-#include "actors/run_clock.hpp"
+#include "actors/detail/prover_ops.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "memory/arena.hpp"
 #include "memory/thread_arena.hpp"
 #include "memory/buffer.hpp"
@@ -41,22 +44,7 @@ struct synthesizer_config {
   memory::thread_binding thread{nullptr, false, "pl.synth"};
 };
 
-struct synthesizer_state {
-  static inline const char* name = "synthesizer";
-  synthesizer_config cfg;
-  bool asking = false;  ///< a pull request is outstanding
-  uint64_t synthesized = 0;
-};
-
-using synthesizer_pointer = synthesizer_actor::stateful_pointer<synthesizer_state>;
-
-synthesizer_actor::behavior_type synthesizer(synthesizer_pointer self, synthesizer_config cfg);
-
-/// Asks the memory manager for work unless a request is already out.
-void ask_for_work(synthesizer_pointer self);
-/// A grant arrived: synthesize it, then ask for the next.
-void on_grant(synthesizer_pointer self, const grant& g);
-/// Synthesizes one granted partition and hands it on (or reports its failure).
-void synthesize_granted(synthesizer_pointer self, const grant& g);
+/// Spawns a synthesizer, detached (on a thread of its own) when cfg.thread.own_thread.
+synthesizer_actor spawn_synthesizer(caf::actor_system& sys, synthesizer_config cfg);
 
 }  // namespace proofline

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <fmt/format.h>
 
-#include "actors/result_file.hpp"
+#include "actors/detail/result_file.hpp"
 #include "observe/summary.hpp"
 #include "memory/size.hpp"
 #include "base/text.hpp"

@@ -21,9 +21,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "actors/prover_ops.hpp"
+#include "actors/detail/prover_ops.hpp"
 #include "actors/runtime.hpp"
-#include "actors/system_setup.hpp"
+#include "actors/detail/system_setup.hpp"
 #include "engine/runtime_builder.hpp"
 #include "app/run_command.hpp"
 #include "witness/generator.hpp"

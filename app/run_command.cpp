@@ -20,13 +20,13 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include "actors/prover_ops.hpp"
+#include "actors/detail/prover_ops.hpp"
 #include "app/error_stream.hpp"
 #include "actors/runtime.hpp"
-#include "actors/system_setup.hpp"
+#include "actors/detail/system_setup.hpp"
 #include "actors/key_cache.hpp"
 #include "engine/runtime_builder.hpp"
-#include "actors/key_prefetch.hpp"
+#include "actors/detail/key_prefetch.hpp"
 #include "base/interrupt.hpp"
 #include "base/text.hpp"
 #include "observe/html_report.hpp"
@@ -241,7 +241,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   }
 
   // 2. Backend and budget. The keys of the first jobs are read meanwhile
-  //    (actors/key_prefetch.hpp): starting a CUDA device takes as long as
+  //    (actors/detail/key_prefetch.hpp): starting a CUDA device takes as long as
   //    reading a small key, and nothing else needs either.
   engine::runtime_role role;
   role.pinned_pool = opts.pinned_pool;

@@ -26,8 +26,8 @@
 #include "actors/control.hpp"
 #include "actors/journal.hpp"
 #include "actors/node_agent.hpp"
-#include "actors/proof_check.hpp"
-#include "actors/prover_ops.hpp"
+#include "actors/detail/proof_check.hpp"
+#include "actors/detail/prover_ops.hpp"
 #include "zk/groth16/synthesis_model.hpp"
 #include "actors/runtime.hpp"
 #include "jobs/job_file.hpp"
@@ -361,7 +361,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
   if (o.join.empty())
     net::set_basp_payload_limit(cc.max_inline_bytes + jobs::max_job_file_bytes +
                                 (uint64_t(1) << 20));
-  auto control = sys.spawn(proofline::control, cc);
+  auto control = proofline::spawn_control(sys, cc);
   auto stop_control = [&] { caf::anon_send_exit(control, caf::exit_reason::user_shutdown); };
   if (listen) {
     auto published = caf::actor_cast<control_actor>(control);
@@ -418,7 +418,8 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     jc.check_proof = check_proof_files;
     jc.keep_finished = o.keep_finished;
     jc.keep_finished_bytes = *memory::parse_size(o.keep_finished_bytes);  // checked by the CLI
-    journal_h = sys.spawn<caf::detached>(journal, std::move(jc));
+    jc.detached = true;
+    journal_h = spawn_journal(sys, std::move(jc));
     rc.journal = journal_h;
   }
   auto stop_journal = [&] {
@@ -445,12 +446,12 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     // Recovered jobs' inline witnesses lie in earlier runs' spools under DIR/spool.
     kc.spool_dir = store && o.spool.empty() ? state_spool_root(*store) : spool;
     kc.clock = rc.clock;
-    dispatcher = sys.spawn(cluster_dispatcher, kc);
+    dispatcher = spawn_cluster_dispatcher(sys, kc);
   }
   caf::anon_send(control, attach_atom::value,
                  control_wiring{rt->registry(), rt->memory(), dispatcher, rt->keys()});
   // Finished jobs are answered for again, unfinished ones queued again.
-  if (journal_h) caf::anon_send(journal_h, recover_atom::value, rt->registry(), rt->keys());
+  if (journal_h) caf::anon_send(journal_h, replay_atom::value, rt->registry(), rt->keys());
   // Keys named with --preload load now (resolved like job file paths); the
   // key cache logs each one, and a key that fails to load fails only the
   // jobs that later name it.
@@ -517,7 +518,7 @@ int serve_command(const serve_options& o, std::ostream& out, std::ostream& err) 
     nc.allowed_roots = roots;
     nc.write_file = ops.write_file;
     nc.read_text = net::read_text;
-    agent = sys.spawn(node_agent, nc);
+    agent = spawn_node_agent(sys, nc);
     spdlog::info("serve: node of {} with {} slot(s)", join->text(), nc.info.slots);
   }
 

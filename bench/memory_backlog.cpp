@@ -17,7 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/runtime.hpp"
-#include "actors/system_setup.hpp"
+#include "actors/detail/system_setup.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "gpu/footprint.hpp"
 #include "gpu/pinning.hpp"

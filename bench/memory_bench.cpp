@@ -24,7 +24,7 @@
 #include <spdlog/spdlog.h>
 
 #include "actors/runtime.hpp"
-#include "actors/system_setup.hpp"
+#include "actors/detail/system_setup.hpp"
 #include "bench/registry.hpp"
 #include "gpu/cuda/factory.hpp"
 #include "gpu/footprint.hpp"

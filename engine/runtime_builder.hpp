@@ -21,8 +21,8 @@
 
 #include <caf/actor_system.hpp>
 
-#include "actors/prover_ops.hpp"
-#include "actors/run_clock.hpp"
+#include "actors/detail/prover_ops.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "actors/runtime.hpp"
 #include "engine/backend_choice.hpp"
 #include "engine/settings.hpp"

@@ -9,7 +9,7 @@ namespace proofline::gpu {
 /// process (a sticky CUDA error such as cudaErrorIllegalAddress: every later
 /// call on the context fails the same way). Every later prove() throws it
 /// again at once; the runtime proves the device's partitions elsewhere
-/// (actors/retry_policy.hpp).
+/// (actors/detail/retry_policy.hpp).
 class device_lost : public backend_error {
  public:
   using backend_error::backend_error;

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "actors/result_file.hpp"
+#include "actors/detail/result_file.hpp"
 #include "zk/formats/wtns.hpp"
 
 #include "http/api_detail.hpp"

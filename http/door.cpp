@@ -182,7 +182,7 @@ caf::behavior gateway(gateway_pointer self, gateway_wiring wiring,
   const memory_manager_actor memory = wiring.memory;
   const key_cache_actor keys = wiring.keys;
   // Every job's news, for the followers.
-  self->send(registry, watch_atom::value, caf::actor_cast<job_listener_actor>(self));
+  self->send(registry, listen_atom::value, caf::actor_cast<job_listener_actor>(self));
   self->delayed_send(self, keep_alive, tick_atom::value);
   return {
       [=](const gateway_call& call) { (*call)(self); },
@@ -505,7 +505,7 @@ door::door(caf::actor_system& sys, const door_options& o, door_wiring w)
   backend.evict = [call, gw](const std::string& path,
                              std::function<void(uint64_t, const maybe_refusal&)> k) {
     call([=](gateway_pointer self) {
-      self->request(gw.keys, std::chrono::seconds(10), evict_atom::value, path)
+      self->request(gw.keys, std::chrono::seconds(10), evict_path_atom::value, path)
           .then([=](uint64_t bytes) { k(bytes, std::nullopt); },
                 [=](caf::error& e) {
                   std::string why = why_of(self->system(), e);

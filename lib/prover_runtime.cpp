@@ -11,7 +11,7 @@
 
 #include <future>
 
-#include "actors/system_setup.hpp"
+#include "actors/detail/system_setup.hpp"
 #include "zk/formats/error.hpp"
 #include "zk/formats/wtns.hpp"
 

@@ -49,9 +49,9 @@ using job_registry_actor = caf::typed_actor<
     /// agree with the files on disk. False: drop the proof unwritten.
     caf::replies_to<claim_atom, uint64_t, uint32_t>::with<bool>,
     /// A partition's proof and public signals are written.
-    caf::reacts_to<done_atom, partition_done>,
+    caf::reacts_to<partition_done_atom, partition_done>,
     /// A partition failed at some stage; the error names the file.
-    caf::reacts_to<failed_atom, partition_failure>,
+    caf::reacts_to<partition_failed_atom, partition_failure>,
     /// Accepts several jobs at once, or none: refused (sec::invalid_argument,
     /// naming the id) if an id is that of a live job or given twice.
     caf::replies_to<submit_atom, std::vector<job_spec>>::with<std::vector<uint64_t>>,
@@ -65,7 +65,7 @@ using job_registry_actor = caf::typed_actor<
     /// sec::invalid_argument for an unknown job).
     caf::replies_to<watch_atom, std::vector<watch_cursor>>::with<std::vector<job_progress>>,
     /// From now on, tell this listener of every job's news.
-    caf::reacts_to<watch_atom, job_listener_actor>,
+    caf::reacts_to<listen_atom, job_listener_actor>,
     /// Re-queues jobs a journal kept across a restart (serve --state), with,
     /// per job, the partitions whose proofs exist and verify: those are done
     /// and not proved again, and the job's other outputs are left in place.
@@ -103,11 +103,11 @@ using key_cache_actor = caf::typed_actor<
     caf::replies_to<adopt_atom, std::string, zk::groth16::key_ptr>::with<key_load_result>,
     /// The memory manager wants `bytes` more room: idle keys are evicted,
     /// least recently used first; replies with the bytes freed.
-    caf::replies_to<evict_atom, uint64_t>::with<uint64_t>,
+    caf::replies_to<evict_bytes_atom, uint64_t>::with<uint64_t>,
     /// Evicts the key at `path` now (HTTP DELETE /v1/keys/{id}); replies with
     /// the bytes freed. Error sec::invalid_argument when it is not loaded or
     /// a job uses it (the message says which).
-    caf::replies_to<evict_atom, std::string>::with<uint64_t>,
+    caf::replies_to<evict_path_atom, std::string>::with<uint64_t>,
     /// The keys held, least recently used first (metrics).
     caf::replies_to<warm_keys_atom>::with<std::vector<warm_key>>,
     /// A device made a key ready, and what that cost (from a GPU worker).
@@ -123,21 +123,21 @@ using journal_actor = caf::typed_actor<
     caf::replies_to<record_atom, std::vector<uint64_t>, std::vector<job_spec>>::with<
         std::vector<uint64_t>>,
     /// Partition `index` of job `seq` has its proof written.
-    caf::reacts_to<done_atom, uint64_t, uint32_t>,
+    caf::reacts_to<record_done_atom, uint64_t, uint32_t>,
     /// Job `seq` is done, failed or cancelled, with the report its
     /// result.json holds: it leaves the jobs to resume and is kept among the
     /// finished ones (answered for after a restart).
     caf::reacts_to<complete_atom, uint64_t, job_report>,
     /// Re-queues the journaled jobs with `registry`, checking their finished
     /// partitions' proofs with keys from `keys`.
-    caf::reacts_to<recover_atom, job_registry_actor, key_cache_actor>>;
+    caf::reacts_to<replay_atom, job_registry_actor, key_cache_actor>>;
 
 using memory_manager_actor = caf::typed_actor<
     /// Queues partitions for memory; replies with those refused at once
     /// (larger than the whole budget).
     caf::replies_to<reserve_atom, std::vector<work_order>>::with<std::vector<partition_failure>>,
     /// An idle synthesizer asks for work; answered when a grant is possible.
-    caf::replies_to<pull_atom>::with<grant>,
+    caf::replies_to<grant_request_atom>::with<grant>,
     /// Reservation (id) returns bytes; `final` ends it.
     caf::reacts_to<release_atom, uint64_t, uint64_t, bool>,
     /// Reservation (id) started proving on a GPU worker: it no longer counts for pacing.
@@ -152,7 +152,7 @@ using memory_manager_actor = caf::typed_actor<
     /// Drops the queued (not yet granted) partitions of job `seq`; replies
     /// with how many were dropped. Granted ones return their memory through
     /// their reservations when the stages drop them.
-    caf::replies_to<cancel_atom, uint64_t>::with<uint64_t>,
+    caf::replies_to<drop_queued_atom, uint64_t>::with<uint64_t>,
     /// The proving key at `path` holds `bytes` of host memory (0: released).
     caf::reacts_to<key_memory_atom, std::string, uint64_t>,
     /// The key at `path` has no user (true) or has one again (false); idle
@@ -170,7 +170,7 @@ using memory_manager_actor = caf::typed_actor<
 
 using synthesizer_actor = caf::typed_actor<
     /// Ask the memory manager for the next partition.
-    caf::reacts_to<pull_atom>>;
+    caf::reacts_to<seek_work_atom>>;
 
 using scheduler_actor = caf::typed_actor<
     /// A synthesized partition, ready for a GPU worker.
@@ -182,15 +182,15 @@ using scheduler_actor = caf::typed_actor<
     /// A GPU worker of backend (device) d asks for its next partition;
     /// answered when one that d may prove is ready (actors/scheduler.hpp),
     /// or with an error once d is out of service (the worker then quits).
-    caf::replies_to<pull_atom, int32_t>::with<synthesized_partition>,
+    caf::replies_to<partition_pull_atom, int32_t>::with<synthesized_partition>,
     /// A GPU worker is done with partition (job seq, index): proved, or dropped (cancelled).
-    caf::reacts_to<done_atom, uint64_t, uint32_t>,
+    caf::reacts_to<worker_done_atom, uint64_t, uint32_t>,
     /// A GPU worker's backend failed a partition (its reservation already
     /// released): the scheduler counts it against the device (device_lost:
     /// takes the device out) and passes it to the registry, which places a retry.
-    caf::reacts_to<failed_atom, partition_failure>,
+    caf::reacts_to<worker_failed_atom, partition_failure>,
     /// Device d made a key ready (true), or cannot hold it (false, why).
-    caf::reacts_to<prepared_atom, zk::groth16::key_ptr, int32_t, bool, std::string>,
+    caf::reacts_to<residency_atom, zk::groth16::key_ptr, int32_t, bool, std::string>,
     /// Backend d is unusable for the rest of the run (a sticky device error
     /// outside a partition): it is taken out of service.
     caf::reacts_to<lost_atom, int32_t>,
@@ -206,7 +206,7 @@ using gpu_worker_actor = caf::typed_actor<
     /// tables) while its first partitions are still being synthesized.
     caf::reacts_to<prepare_atom, zk::groth16::key_ptr>,
     /// The key cache evicted a key: forget its device state (gpu::backend::evict).
-    caf::reacts_to<evict_atom, zk::groth16::key_ptr>>;
+    caf::reacts_to<evict_key_atom, zk::groth16::key_ptr>>;
 
 using finalizer_actor = caf::typed_actor<caf::reacts_to<finalize_atom, proved_partition>>;
 
@@ -266,7 +266,7 @@ using control_admin_actor = control_actor::extend<
     /// Job news from the registry (job_listener_actor).
     caf::reacts_to<news_atom, uint64_t>,
     /// A parked watch's wait ran out (sent to itself).
-    caf::reacts_to<watch_atom, uint64_t>,
+    caf::reacts_to<watch_due_atom, uint64_t>,
     /// The server is stopping: submissions are refused from now on.
     caf::reacts_to<drain_atom>,
     /// Answers once every watch that news sent before this request woke has

@@ -125,7 +125,7 @@ using job_ptr = std::shared_ptr<const job_context>;
 
 /// Which GPU workers may prove a partition, by backend index (partition_spans::gpu).
 /// The job registry sets it when it proves a partition again
-/// (actors/retry_policy.hpp); the scheduler honours it.
+/// (actors/detail/retry_policy.hpp); the scheduler honours it.
 struct placement {
   int32_t device = -1;  ///< -1: any primary backend; else a backend index
   bool avoid = false;   ///< true: any primary backend except `device`

@@ -158,7 +158,7 @@ struct partition_failure {
   bool device_lost = false;
   /// The proof was assembled but failed its pairing check (spans.backend
   /// proved it): the same failure on two backends means the witness does
-  /// not satisfy the circuit (actors/retry_policy.hpp).
+  /// not satisfy the circuit (actors/detail/retry_policy.hpp).
   bool check_failed = false;
 };
 

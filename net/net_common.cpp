@@ -17,7 +17,7 @@
 #include <CLI/CLI.hpp>
 #include <openssl/ssl.h>
 
-#include "actors/system_setup.hpp"
+#include "actors/detail/system_setup.hpp"
 #include "net/tls_context.hpp"
 #include "net/tls_credentials.hpp"
 #include "zk/formats/whole_file.hpp"

@@ -67,7 +67,7 @@ observer_actor::behavior_type observer(observer_pointer self, observer_config cf
         take_sample(self);
         self->delayed_send(self, self->state.cfg.period, sample_atom::value);
       },
-      [=](purge_atom, const purge_record& p) {
+      [=](purged_atom, const purge_record& p) {
         if (self->state.cfg.keep_samples) self->state.samples.purges.push_back(p);
       },
       [=](snapshot_atom) { return make_snapshot(self); },
@@ -286,7 +286,7 @@ std::function<void(const purge_event&)> observation::purge_hook() const {
   // clock and its start that minus its duration.
   return [who = observer_, clock = clock_](const purge_event& e) {
     double end = clock.now_ms();
-    caf::anon_send(who, purge_atom::value,
+    caf::anon_send(who, purged_atom::value,
                    purge_record{end - e.ms, end, e.arena, e.bytes, e.thread});
   };
 }

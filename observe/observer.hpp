@@ -40,7 +40,7 @@
 #include <vector>
 
 #include "actors/memory_manager.hpp"
-#include "actors/run_clock.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "base/finish_rate.hpp"
 #include "observe/metrics_http.hpp"
 #include "observe/progress.hpp"
@@ -89,6 +89,7 @@ struct observed_samples {
 using sample_atom = caf::atom_constant<caf::atom("sample")>;      ///< take a sample (timer)
 using snapshot_atom = caf::atom_constant<caf::atom("snapshot")>;  ///< -> the figures so far
 using collect_atom = caf::atom_constant<caf::atom("collect")>;    ///< -> every sample taken
+using purged_atom = caf::atom_constant<caf::atom("purged")>;      ///< the memory manager ran a purge
 
 /// The pipeline actors an observer asks, sent once the runtime is up.
 struct observer_wiring {
@@ -117,7 +118,7 @@ using observer_actor = caf::typed_actor<
     /// Take a sample now and schedule the next (sent to itself).
     caf::reacts_to<sample_atom>,
     /// The memory manager ran a purge (from runtime_config::on_purge).
-    caf::reacts_to<purge_atom, purge_record>,
+    caf::reacts_to<purged_atom, purge_record>,
     /// The figures for one metrics scrape.
     caf::replies_to<snapshot_atom>::with<metrics_snapshot>,
     /// Every sample taken; the observer then erases the progress line and quits.

@@ -30,7 +30,7 @@
 #include <optional>
 #include <vector>
 
-#include "actors/prover_ops.hpp"
+#include "actors/detail/prover_ops.hpp"
 #include "bench/baseline/heap_stats.hpp"
 #include "bench/baseline/tracker.hpp"
 #include "gpu/backend.hpp"

@@ -17,7 +17,7 @@
 
 #include "base/exit_codes.hpp"
 #include "base/text.hpp"
-#include "actors/prover_ops.hpp"
+#include "actors/detail/prover_ops.hpp"
 #include "jobs/job_file.hpp"
 #include "bench/baseline/engine.hpp"
 #include "bench/baseline/report.hpp"

@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/run_clock.hpp"
+#include "actors/detail/run_clock.hpp"
 #include "gpu/backend.hpp"
 
 namespace proofline::bench::baseline {

@@ -27,7 +27,7 @@
 
 #include "actors/key_cache.hpp"
 #include "actors/memory_manager.hpp"
-#include "actors/prover_ops.hpp"
+#include "actors/detail/prover_ops.hpp"
 #include "gpu/backend.hpp"
 
 namespace proofline::test {

@@ -83,12 +83,12 @@ struct recovery_fixture : det_fixture {
   }
 
   void recover(journal_config jc) {
-    j = sys.spawn(journal, std::move(jc));
+    j = spawn_journal(sys, std::move(jc));
     runtime_config rc;
     rc.memory_budget = 4 * fake_partition_bytes;
     rc.journal = j;
     start(rc);
-    self->send(j, recover_atom::value, rt->registry(), rt->keys());
+    self->send(j, replay_atom::value, rt->registry(), rt->keys());
     sched.run();
   }
 
@@ -338,7 +338,7 @@ TEST_CASE_FIXTURE(det_fixture, "a submission is answered once the journal has it
   auto store = std::make_shared<journal_store>(dir.path.string());
   journal_config jc;
   jc.store = store;
-  auto j = sys.spawn(journal, jc);
+  auto j = spawn_journal(sys, jc);
   runtime_config rc;
   rc.memory_budget = 4 * fake_partition_bytes;
   rc.journal = j;

@@ -1,7 +1,7 @@
 // key_prefetch: keys read while the backends start are handed to the key
 // cache's loader once, re-read when the file changed, and a failed read
 // reaches the loader as its own failure would.
-#include "actors/key_prefetch.hpp"
+#include "actors/detail/key_prefetch.hpp"
 
 #include <doctest/doctest.h>
 

@@ -26,7 +26,7 @@ std::string name(const grant& g) { return g.part.witness(); }
 TEST_CASE("the memory manager answers idle synthesizers only when memory and pacing allow") {
   mm_world f(paced(1000, 2));
   auto a = queued_job(1, 4);
-  for (int i = 0; i < 3; ++i) f.self->send(f.mm, pull_atom::value);  // three idle synthesizers
+  for (int i = 0; i < 3; ++i) f.self->send(f.mm, grant_request_atom::value);  // three idle synthesizers
   f.sched.run();
   CHECK(f.grants().empty());  // nothing queued yet
 
@@ -79,8 +79,8 @@ TEST_CASE("a granted partition that is dropped unused returns its memory and its
   mm_world f(paced(100, 1));
   auto j = queued_job(1, 2);
   f.self->send(f.mm, reserve_atom::value, orders(j, 60));
-  f.self->send(f.mm, pull_atom::value);
-  f.self->send(f.mm, pull_atom::value);
+  f.self->send(f.mm, grant_request_atom::value);
+  f.self->send(f.mm, grant_request_atom::value);
   f.sched.run();
   f.refusals();
   auto g = f.grants();
@@ -95,7 +95,7 @@ TEST_CASE("a granted partition that is dropped unused returns its memory and its
 TEST_CASE("pacing widens only when a GPU worker runs dry while pacing held synthesis back") {
   mm_world f(paced(1000, 1, 3));
   auto j = queued_job(1, 5);
-  for (int i = 0; i < 4; ++i) f.self->send(f.mm, pull_atom::value);  // four idle synthesizers
+  for (int i = 0; i < 4; ++i) f.self->send(f.mm, grant_request_atom::value);  // four idle synthesizers
   f.self->send(f.mm, reserve_atom::value, orders(j, 100));
   f.sched.run();
   CHECK(f.refusals().empty());
@@ -122,7 +122,7 @@ TEST_CASE("pacing widens only when a GPU worker runs dry while pacing held synth
 TEST_CASE("a GPU worker running dry does not widen pacing when memory is what holds synthesis back") {
   mm_world f(paced(250, 1, 4));
   auto j = queued_job(1, 4);
-  for (int i = 0; i < 3; ++i) f.self->send(f.mm, pull_atom::value);
+  for (int i = 0; i < 3; ++i) f.self->send(f.mm, grant_request_atom::value);
   f.self->send(f.mm, reserve_atom::value, orders(j, 100));
   f.sched.run();
   CHECK(f.refusals().empty());
@@ -140,7 +140,7 @@ TEST_CASE("a GPU worker running dry does not widen pacing when memory is what ho
 
 TEST_CASE("synthesizers left idle by a round of grants lend their threads to it") {
   mm_world f(paced(1000, 8));
-  for (int i = 0; i < 5; ++i) f.self->send(f.mm, pull_atom::value);  // five idle synthesizers
+  for (int i = 0; i < 5; ++i) f.self->send(f.mm, grant_request_atom::value);  // five idle synthesizers
   f.sched.run();
   f.self->send(f.mm, reserve_atom::value, orders(queued_job(1, 2), 100));
   f.sched.run();

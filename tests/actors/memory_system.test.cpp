@@ -114,7 +114,7 @@ TEST_CASE("cancel drops a job's queued partitions, answers how many, and the nex
   w.pull(4);
   auto first = w.grants();
   CHECK(names(first) == std::vector<std::string>{"j1_0", "j1_1"});  // 200 of 250
-  w.self->send(w.mm, cancel_atom::value, uint64_t{1});
+  w.self->send(w.mm, drop_queued_atom::value, uint64_t{1});
   w.sched.run();
   uint64_t dropped = 0;
   w.self->receive([&](uint64_t n) { dropped = n; });
@@ -124,7 +124,7 @@ TEST_CASE("cancel drops a job's queued partitions, answers how many, and the nex
   first.clear();  // the stages drop the cancelled job's partitions
   w.sched.run();
   CHECK(names(w.grants()) == std::vector<std::string>{"j2_0", "j2_1"});
-  w.self->send(w.mm, cancel_atom::value, uint64_t{7});  // nothing queued for it
+  w.self->send(w.mm, drop_queued_atom::value, uint64_t{7});  // nothing queued for it
   w.sched.run();
   w.self->receive([&](uint64_t n) { dropped = n; });
   CHECK(dropped == 0);

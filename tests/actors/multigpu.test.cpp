@@ -11,7 +11,8 @@
 #include <random>
 #include <set>
 
-#include "actors/retry_policy.hpp"
+#include "actors/detail/scheduler_state.hpp"
+#include "actors/detail/retry_policy.hpp"
 #include "actors/scheduler.hpp"
 #include "tests/actors/fixture.hpp"
 #include "tests/support/partitions.hpp"
@@ -156,7 +157,7 @@ TEST_CASE_FIXTURE(det_fixture, "a GPU worker that dies has its partitions proved
   for (const auto& s : specs) self->send(rt->registry(), submit_atom::value, s);
   // Run until device 2 has proved a partition and holds another one.
   auto& st =
-      static_cast<scheduler_pointer>(caf::actor_cast<caf::abstract_actor*>(rt->scheduler()))->state;
+      static_cast<scheduler_state::pointer>(caf::actor_cast<caf::abstract_actor*>(rt->scheduler()))->state;
   auto holds = [&] {  // partitions device 2 holds and has not proved
     unsigned n = 0;
     for (const auto& [addr, w] : st.workers)
@@ -253,7 +254,7 @@ struct devices_fixture {
   devices_fixture()
       : sys(deterministic(cfg)),
         sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    s = sys.spawn(proofline::placing_scheduler, proofline::scheduler_config{});
+    s = proofline::spawn_scheduler(sys, proofline::scheduler_config{});
     for (int d = 0; d < 3; ++d) w.push_back(std::make_unique<caf::scoped_actor>(sys, true));
     sched.run();
   }
@@ -262,11 +263,11 @@ struct devices_fixture {
     sched.run();
   }
   void pull(int d) {
-    (*w[d])->send(s, pull_atom::value, int32_t(d));
+    (*w[d])->send(s, partition_pull_atom::value, int32_t(d));
     sched.run();
   }
   void prepared(const zk::groth16::key_ptr& key, int d, bool ok = true) {
-    (*w[d])->send(s, prepared_atom::value, key, int32_t(d), ok, std::string(ok ? "" : "no room"));
+    (*w[d])->send(s, residency_atom::value, key, int32_t(d), ok, std::string(ok ? "" : "no room"));
     sched.run();
   }
   void ready(const synthesized_partition& p) {
@@ -282,8 +283,8 @@ struct devices_fixture {
                        caf::after(std::chrono::seconds(0)) >> [&] { more = false; });
     return out;
   }
-  scheduler_pointer state_holder() {
-    return static_cast<scheduler_pointer>(caf::actor_cast<caf::abstract_actor*>(s));
+  scheduler_state::pointer state_holder() {
+    return static_cast<scheduler_state::pointer>(caf::actor_cast<caf::abstract_actor*>(s));
   }
 };
 
@@ -361,7 +362,7 @@ TEST_CASE_FIXTURE(devices_fixture,
       case 3: {  // a worker finishes what it holds
         int d = static_cast<int>(rng() % 3);
         for (const auto& p : held[d])
-          (*w[d])->send(s, done_atom::value, p.part.job->seq, p.part.index);
+          (*w[d])->send(s, worker_done_atom::value, p.part.job->seq, p.part.index);
         held[d].clear();
         sched.run();
         break;
@@ -381,11 +382,11 @@ TEST_CASE_FIXTURE(devices_fixture,
         // lambda, which C++17 allows only for variables (clang rejects it).
         const auto& p = entry.second;
         if (p.part.ticket < st.next_ticket ||
-            (st.workers.at(q.worker).in_flight.empty() && behind_own_job_only(st, p))) {
+            (st.workers.at(q.worker).in_flight.empty() && st.behind_own_job_only(p))) {
           ++checks;
           INFO("step " << step << ": device " << q.device << " waits while "
                        << p.part.witness() << " is ready");
-          CHECK_FALSE(can_prove(self, p, q.device));
+          CHECK_FALSE(st.can_prove(p, q.device));
         }
       }
   }

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/job_entry.hpp"
+#include "actors/detail/job_entry.hpp"
 #include "tests/actors/fixture.hpp"
 
 using namespace proofline;

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/retry_policy.hpp"
+#include "actors/detail/retry_policy.hpp"
 #include "actors/runtime.hpp"
 #include "tests/actors/fakes.hpp"
 #include "tests/actors/fixture.hpp"

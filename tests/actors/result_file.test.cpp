@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/result_file.hpp"
+#include "actors/detail/result_file.hpp"
 
 using namespace proofline;
 

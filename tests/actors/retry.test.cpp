@@ -1,4 +1,4 @@
-// Retries placed on another backend (actors/retry_policy.hpp): the same
+// Retries placed on another backend (actors/detail/retry_policy.hpp): the same
 // backend first, then another GPU or the fallback backend, then failure
 // naming the partition and the backend; a lost device's partitions go
 // elsewhere at once. Deterministic pipeline on fake backends, with the
@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "actors/result_file.hpp"
-#include "actors/retry_policy.hpp"
+#include "actors/detail/result_file.hpp"
+#include "actors/detail/retry_policy.hpp"
 #include "engine/fault_inject.hpp"
 #include "tests/actors/fixture.hpp"
 

@@ -24,7 +24,7 @@ struct sched_fixture {
       : sys(deterministic(cfg)),
         self(sys, true),
         sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
-    s = sys.spawn(proofline::placing_scheduler, proofline::scheduler_config{});
+    s = proofline::spawn_scheduler(sys, proofline::scheduler_config{});
     sched.run();
   }
   ~sched_fixture() {
@@ -47,17 +47,17 @@ using strings = std::vector<std::string>;
 
 TEST_CASE_FIXTURE(sched_fixture, "a busy worker's look-ahead waits for every partition granted before it") {
   self->send(s, ready_atom::value, ready_partition(nullptr, 3, 0, 1, priority::high));
-  self->send(s, pull_atom::value, int32_t{0});
+  self->send(s, partition_pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w3_0"});  // the worker now proves ticket 1
-  self->send(s, pull_atom::value, int32_t{0});  // its look-ahead
+  self->send(s, partition_pull_atom::value, int32_t{0});  // its look-ahead
   // Granted as tickets 1..4; synthesis finishes in the order 1, 4, 3, 2.
   self->send(s, ready_atom::value, ready_partition(nullptr, 2, 0, 4));
   self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 3));
   sched.run();
   CHECK(handed().empty());  // ticket 2 is still being synthesized
   self->send(s, ready_atom::value, ready_partition(nullptr, 1, 0, 2));
-  for (int i = 0; i < 2; ++i) self->send(s, pull_atom::value, int32_t{0});
+  for (int i = 0; i < 2; ++i) self->send(s, partition_pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w1_0", "w1_1", "w2_0"});
 }
@@ -67,18 +67,18 @@ TEST_CASE_FIXTURE(sched_fixture,
   self->send(s, granted_atom::value, uint64_t{1}, uint64_t{1});  // job 1, partition 0: in synthesis
   self->send(s, ready_atom::value, ready_partition(nullptr, 2, 0, 3));
   self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 2));
-  self->send(s, pull_atom::value, int32_t{0});  // the worker holds nothing
+  self->send(s, partition_pull_atom::value, int32_t{0});  // the worker holds nothing
   sched.run();
   CHECK(handed() == strings{"w1_1"});  // only job 1's own ticket 1 is still in synthesis
-  self->send(s, pull_atom::value, int32_t{0});  // a look-ahead: it keeps grant order
+  self->send(s, partition_pull_atom::value, int32_t{0});  // a look-ahead: it keeps grant order
   sched.run();
   CHECK(handed().empty());
-  self->send(s, done_atom::value, uint64_t{1}, uint32_t{1});  // idle again
-  self->send(s, pull_atom::value, int32_t{0});
+  self->send(s, worker_done_atom::value, uint64_t{1}, uint32_t{1});  // idle again
+  self->send(s, partition_pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed().empty());  // job 2 may not pass job 1's ticket 1
   self->send(s, ready_atom::value, ready_partition(nullptr, 1, 0, 1));
-  self->send(s, pull_atom::value, int32_t{0});
+  self->send(s, partition_pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w1_0", "w2_0"});
 }
@@ -91,17 +91,17 @@ TEST_CASE_FIXTURE(sched_fixture,
   self->send(s, ready_atom::value, ready_partition(nullptr, 3, 0, 4, priority::critical));
   self->send(s, ready_atom::value, ready_partition(nullptr, 1, 0, 5));
   sched.run();
-  for (int i = 0; i < 5; ++i) self->send(s, pull_atom::value, int32_t{0});
+  for (int i = 0; i < 5; ++i) self->send(s, partition_pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w3_0", "w1_0", "w1_1", "w2_0", "w4_0"});
 }
 
 TEST_CASE_FIXTURE(sched_fixture, "a skipped ticket releases the partitions behind it") {
   self->send(s, ready_atom::value, ready_partition(nullptr, 5, 0, 1));
-  self->send(s, pull_atom::value, int32_t{0});
+  self->send(s, partition_pull_atom::value, int32_t{0});
   sched.run();
   CHECK(handed() == strings{"w5_0"});  // busy from now on
-  self->send(s, pull_atom::value, int32_t{0});
+  self->send(s, partition_pull_atom::value, int32_t{0});
   self->send(s, ready_atom::value, ready_partition(nullptr, 1, 1, 3));
   sched.run();
   CHECK(handed().empty());
@@ -116,7 +116,7 @@ TEST_CASE("placed partitions go only to the backends they admit; a lost one's go
   auto& sched = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   caf::scoped_actor gpu0{sys, true}, gpu1{sys, true}, cpu{sys, true};
   // Two GPUs (0, 1) and the fallback (2).
-  auto s = sys.spawn(placing_scheduler, scheduler_config{2, true});
+  auto s = spawn_scheduler(sys, scheduler_config{2, true});
   auto take = [&](caf::scoped_actor& worker) {
     std::string got;
     worker->receive([&](synthesized_partition& p) { got = p.part.witness(); },
@@ -127,9 +127,9 @@ TEST_CASE("placed partitions go only to the backends they admit; a lost one's go
     p.part.where = where;
     return p;
   };
-  gpu0->send(s, pull_atom::value, int32_t{0});
-  gpu1->send(s, pull_atom::value, int32_t{1});
-  cpu->send(s, pull_atom::value, int32_t{2});
+  gpu0->send(s, partition_pull_atom::value, int32_t{0});
+  gpu1->send(s, partition_pull_atom::value, int32_t{1});
+  cpu->send(s, partition_pull_atom::value, int32_t{2});
   sched.run();
   // Ticket 1 may only go to GPU 1, ticket 2 anywhere but GPU 1, ticket 3 to the fallback.
   gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 1, 0, 1), {1, false}));
@@ -143,14 +143,14 @@ TEST_CASE("placed partitions go only to the backends they admit; a lost one's go
   // GPU 1 is lost: a partition placed on it goes to GPU 0; once both are
   // lost, even an unplaced one goes to the fallback.
   gpu1->send(s, lost_atom::value, int32_t{1});
-  gpu1->send(s, pull_atom::value, int32_t{1});
-  gpu0->send(s, pull_atom::value, int32_t{0});
+  gpu1->send(s, partition_pull_atom::value, int32_t{1});
+  gpu0->send(s, partition_pull_atom::value, int32_t{0});
   gpu0->send(s, ready_atom::value, placed(ready_partition(nullptr, 2, 0, 4), {1, false}));
   sched.run();
   CHECK(take(gpu1).empty());
   CHECK(take(gpu0) == "w2_0");
   gpu0->send(s, lost_atom::value, int32_t{0});
-  cpu->send(s, pull_atom::value, int32_t{2});
+  cpu->send(s, partition_pull_atom::value, int32_t{2});
   gpu0->send(s, ready_atom::value, ready_partition(nullptr, 3, 0, 5));
   sched.run();
   CHECK(take(cpu) == "w3_0");

@@ -1,4 +1,4 @@
-// The real prover operations (actors/prover_ops.hpp) on a fixture circuit:
+// The real prover operations (actors/detail/prover_ops.hpp) on a fixture circuit:
 // what a synthesis reports of itself (synthesis_timing), with a, b, c
 // computed there and left to the backends, as the SYNTH_TIMING line, the
 // witness span and the summary read it.
@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "actors/prover_ops.hpp"
+#include "actors/detail/prover_ops.hpp"
 #include "helpers.hpp"
 #include "zk/curves.hpp"
 

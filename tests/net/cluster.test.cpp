@@ -96,7 +96,7 @@ struct cluster_fixture : det_fixture {
     };
     kc.detach = false;
     kc.max_bad_proofs = max_bad_proofs;
-    dispatcher = sys.spawn(cluster_dispatcher, kc);
+    dispatcher = spawn_cluster_dispatcher(sys, kc);
     sched.run();
   }
 
@@ -249,7 +249,7 @@ TEST_CASE_FIXTURE(det_fixture, "a watch answers at once with news, else when its
   rc.synthesizers = 0;  // nothing is proved: a job stays queued until cancelled
   start(rc);
   // Control parks watches; the registry tells it of news.
-  auto ctl = sys.spawn(control, control_config{});
+  auto ctl = spawn_control(sys, control_config{});
   self->send(ctl, attach_atom::value, control_wiring{rt->registry(), rt->memory(), {}, {}});
   sched.run();
   auto seq = submit(make_job("w", {"w0.wtns", "w1.wtns"}));
@@ -301,7 +301,7 @@ TEST_CASE_FIXTURE(det_fixture, "a drain refuses submissions, starts nothing queu
   runtime_config rc;
   rc.memory_budget = 1 << 20;
   start(rc);
-  auto ctl = sys.spawn(control, control_config{});
+  auto ctl = spawn_control(sys, control_config{});
   self->send(ctl, attach_atom::value, control_wiring{rt->registry(), rt->memory(), {}, {}});
   sched.run();
   self->send(rt->registry(), submit_atom::value,
@@ -587,7 +587,7 @@ TEST_CASE_FIXTURE(det_fixture, "control refuses requests until it is wired, then
   };
   cc.spool_dir = (root / "spool").string();
   cc.write_file = world->ops().write_file;
-  auto ctl = sys.spawn(control, cc);
+  auto ctl = spawn_control(sys, cc);
   job_submission sub;
   sub.name = (root / "jobs.json").string();
   sub.text = "w.wtns";

@@ -50,7 +50,7 @@ TEST_CASE("the scheduler reports its ready partitions and parked pulls for the o
   cfg.set("scheduler.max-threads", 1);
   cfg.set("logger.console-verbosity", caf::atom("quiet"));
   caf::actor_system sys{cfg};
-  auto s = sys.spawn(proofline::placing_scheduler, proofline::scheduler_config{});
+  auto s = proofline::spawn_scheduler(sys, proofline::scheduler_config{});
   caf::scoped_actor self{sys};
   auto stats = [&] {
     proofline::scheduler_stats out{99, 99, 99};
@@ -63,8 +63,8 @@ TEST_CASE("the scheduler reports its ready partitions and parked pulls for the o
   CHECK(idle.parked == 0);
   CHECK(idle.handed == 0);
   // Two GPU workers ask with nothing ready: both pulls wait.
-  self->send(s, proofline::pull_atom::value, int32_t{0});
-  self->send(s, proofline::pull_atom::value, int32_t{0});
+  self->send(s, proofline::partition_pull_atom::value, int32_t{0});
+  self->send(s, proofline::partition_pull_atom::value, int32_t{0});
   auto waiting = stats();
   CHECK(waiting.parked == 2);
   CHECK(waiting.ready == 0);

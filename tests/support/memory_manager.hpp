@@ -72,7 +72,7 @@ struct mm_world {
         self(sys, true),
         sched(dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler())) {
     c.on_purge = [this](const purge_event& e) { purges.push_back(e); };
-    mm = sys.spawn(memory_manager, std::move(c));
+    mm = spawn_memory_manager(sys, std::move(c));
     sched.run();
   }
   ~mm_world() {
@@ -104,7 +104,7 @@ struct mm_world {
   }
   /// `n` idle synthesizers ask for work.
   void pull(int n) {
-    for (int i = 0; i < n; ++i) self->send(mm, pull_atom::value);
+    for (int i = 0; i < n; ++i) self->send(mm, grant_request_atom::value);
     sched.run();
   }
   memory_stats stats() {

@@ -1,4 +1,4 @@
-#include "actors/drain_count.hpp"
+#include "actors/detail/drain_count.hpp"
 
 namespace proofline {
 

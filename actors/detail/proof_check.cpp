@@ -1,4 +1,4 @@
-#include "actors/proof_check.hpp"
+#include "actors/detail/proof_check.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>

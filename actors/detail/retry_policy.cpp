@@ -1,4 +1,6 @@
-#include "actors/retry_policy.hpp"
+#include "actors/detail/retry_policy.hpp"
+
+#include <fmt/format.h>
 
 namespace proofline {
 
@@ -28,6 +30,25 @@ std::string placement_text(const placement& again, int32_t failed_on,
   if (again.device < 0) return "any backend";
   if (again.avoid) return "a backend other than " + failed_name;
   return again.device == failed_on ? failed_name : "the fallback backend";
+}
+
+partition_failure judge_check_failure(const partition_failure& f,
+                                      std::vector<std::string>& failed_on,
+                                      const retry_targets& t, const std::string& witness,
+                                      const std::string& zkey) {
+  failed_on.push_back(f.spans.backend.empty() ? "its backend" : f.spans.backend);
+  const bool only_backend = f.spans.gpu >= 0 && t.devices == 1 && !t.fallback;
+  if (!witness_at_fault(failed_on, only_backend)) return f;
+  std::string backends;
+  for (std::size_t i = 0; i < failed_on.size(); ++i)
+    backends += (i == 0 ? "" : i + 1 == failed_on.size() ? " and " : ", ") + failed_on[i];
+  partition_failure w = f;
+  w.retryable = false;
+  w.device_lost = false;
+  w.error = {witness, fmt::format("{}: the witness does not satisfy the circuit of {}: its "
+                                  "proofs failed the pairing check on {}, not a backend fault",
+                                  witness, zkey, backends)};
+  return w;
 }
 
 }  // namespace proofline

@@ -1,4 +1,4 @@
-#include "actors/job_entry.hpp"
+#include "actors/detail/job_entry.hpp"
 
 #include <algorithm>
 

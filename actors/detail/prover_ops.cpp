@@ -1,4 +1,4 @@
-#include "actors/prover_ops.hpp"
+#include "actors/detail/prover_ops.hpp"
 
 #include <algorithm>
 #include <chrono>

@@ -1,4 +1,4 @@
-#include "actors/journal_store.hpp"
+#include "actors/detail/journal_store.hpp"
 
 #include <fcntl.h>
 #include <sqlite3.h>

@@ -1,4 +1,4 @@
-#include "actors/system_setup.hpp"
+#include "actors/detail/system_setup.hpp"
 
 #include <caf/atom.hpp>
 

@@ -1,4 +1,4 @@
-#include "actors/key_prefetch.hpp"
+#include "actors/detail/key_prefetch.hpp"
 
 #include <algorithm>
 #include <set>

@@ -1,4 +1,4 @@
-#include "actors/result_file.hpp"
+#include "actors/detail/result_file.hpp"
 
 #include <filesystem>
 

@@ -48,6 +48,16 @@ std::optional<placement> next_placement(const retry_targets& t, uint32_t retries
 /// backend and no other), that one backend failed it twice.
 bool witness_at_fault(const std::vector<std::string>& failed_on, bool only_backend);
 
+/// Failure `f` of a partition of the job of key `zkey` whose proof failed
+/// its pairing check: its backend is added to `failed_on` (the backends that
+/// failed the check before), and when that shows the witness at fault
+/// (witness_at_fault) the failure becomes an input error naming `witness`,
+/// not retried; otherwise it is `f`.
+partition_failure judge_check_failure(const partition_failure& f,
+                                      std::vector<std::string>& failed_on,
+                                      const retry_targets& t, const std::string& witness,
+                                      const std::string& zkey);
+
 /// Where `again` sends a partition that failed on backend `failed_on`
 /// (named `failed_name`), as a log line says it: "any backend", "a backend
 /// other than cuda:0", "cuda:0", "the fallback backend".
