@@ -27,15 +27,14 @@
 #include <cstdint>
 #include <functional>
 #include <future>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <thread>
 
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
+#include <caf/actor_system.hpp>
 #include <caf/typed_actor.hpp>
 
 #include "messages/interfaces.hpp"
@@ -117,22 +116,7 @@ struct front_config {
   std::shared_ptr<std::atomic<std::thread::id>> thread;
 };
 
-struct front_state {
-  static inline const char* name = "library_front";
-  front_config cfg;
-  /// Jobs submitted and not yet complete, by sequence number.
-  std::map<uint64_t, pending_ptr> live;
-  /// Outcomes waiting for their borrowed bytes' release.
-  std::map<const pending_proof*, std::pair<pending_ptr, proof_outcome>> held;
-  /// Borrowed bytes released before their outcome was known.
-  std::map<const pending_proof*, pending_ptr> released;
-  uint64_t submitting = 0;  ///< submit requests not yet answered
-  close_ptr closing;        ///< set by a drain: no new job starts
-  bool closed = false;      ///< the drain is answered: every submission completes as cancelled
-};
-
-using front_pointer = front_actor::stateful_pointer<front_state>;
-
-front_actor::behavior_type front(front_pointer self, front_config cfg);
+/// Spawns the front on a thread of its own.
+front_actor spawn_front(caf::actor_system& sys, front_config cfg);
 
 }  // namespace proofline::lib

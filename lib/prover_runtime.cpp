@@ -114,8 +114,7 @@ prover_runtime::prover_runtime(const std::string& options_json)
   } catch (const std::exception& e) {
     throw error(status::backend, e.what());
   }
-  front_ = sys_->spawn<caf::detached>(
-      front, front_config{runtime_->registry(), runtime_->keys(), front_thread_});
+  front_ = spawn_front(*sys_, front_config{runtime_->registry(), runtime_->keys(), front_thread_});
   // Making the system and spawning left this thread holding the system's
   // logger (CAF keeps it per thread), and the system's destructor waits for
   // every holder: let go, or a close on another thread would wait for ever.

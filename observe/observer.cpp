@@ -8,6 +8,7 @@
 #include <caf/scoped_actor.hpp>
 #include <caf/send.hpp>
 
+#include "actors/detail/spawn.hpp"
 #include "observe/trace.hpp"
 
 namespace proofline::observe {
@@ -54,146 +55,189 @@ double busy_tracker::busy_ms() const {
 
 // ---------------------------------------------------------------- the actor
 
-observer_actor::behavior_type observer(observer_pointer self, observer_config cfg) {
-  self->state.cfg = std::move(cfg);
+namespace {
+
+class observer_state {
+ public:
+  static inline const char* name = "observer";
+  using pointer = observer_actor::stateful_pointer<observer_state>;
+
+  explicit observer_state(pointer self) : self(self) {}
+
+  observer_actor::behavior_type make_behavior(observer_config config);
+
+ private:
+  // ---- handlers
+  /// Sends the requests of one sample and records a queue sample.
+  void take_sample();
+  /// The figures for a metrics scrape.
+  metrics_snapshot make_snapshot() const;
+  /// Every sample taken, the progress line erased; the observer then quits.
+  observed_samples collect();
+
+  // ---- helpers
+  /// Partitions that finished since the last watch.
+  void on_progress(const std::vector<job_progress>& news);
+  /// Redraws the progress line, if any.
+  void draw_progress() const;
+
+  // ---- data
+  pointer self;
+  observer_config cfg;
+  std::optional<observer_wiring> wiring;  ///< set by attach; no samples before
+  // latest answers
+  std::vector<job_status> jobs;
+  memory_stats memory;
+  bool have_memory = false;
+  scheduler_stats queue;
+  // finished partitions, from watch
+  std::map<uint64_t, uint32_t> cursors;  ///< job seq -> finished partitions seen
+  std::set<uint64_t> complete;           ///< jobs whose completion was seen
+  bool watching = false;                 ///< a watch request is out
+  std::map<int, busy_tracker> busy;      ///< by backend index
+  std::map<int, uint64_t> proved;        ///< partitions per backend index
+  duration_histogram durations;          ///< of partitions done
+  uint64_t finishes = 0;     ///< partitions seen finished
+  base::finish_rate rate;    ///< of those finishes, for the progress line's ETA
+  observed_samples samples;
+  bool stopped = false;
+};
+
+observer_actor::behavior_type observer_state::make_behavior(observer_config config) {
+  cfg = std::move(config);
   return {
-      [=](attach_atom, const observer_wiring& w) {
-        bool first = !self->state.wiring;
-        self->state.wiring = w;
+      [this](attach_atom, const observer_wiring& w) {
+        bool first = !wiring;
+        wiring = w;
         if (first) self->send(self, sample_atom::value);
       },
-      [=](sample_atom) {
-        if (self->state.stopped || !self->state.wiring) return;
-        take_sample(self);
-        self->delayed_send(self, self->state.cfg.period, sample_atom::value);
+      [this](sample_atom) {
+        if (stopped || !wiring) return;
+        take_sample();
+        self->delayed_send(self, cfg.period, sample_atom::value);
       },
-      [=](purged_atom, const purge_record& p) {
-        if (self->state.cfg.keep_samples) self->state.samples.purges.push_back(p);
+      [this](purged_atom, const purge_record& p) {
+        if (cfg.keep_samples) samples.purges.push_back(p);
       },
-      [=](snapshot_atom) { return make_snapshot(self); },
-      [=](collect_atom) {
-        auto& st = self->state;
-        st.stopped = true;
-        if (st.cfg.progress) st.cfg.progress->clear();
-        observed_samples out = std::move(st.samples);
-        std::sort(
-            out.purges.begin(), out.purges.end(),
-            [](const purge_record& a, const purge_record& b) { return a.start_ms < b.start_ms; });
-        self->quit();
-        return out;
-      },
+      [this](snapshot_atom) { return make_snapshot(); },
+      [this](collect_atom) { return collect(); },
   };
 }
 
-void take_sample(observer_pointer self) {
-  auto& st = self->state;
-  const auto& cfg = st.cfg;
-  const auto& w = *st.wiring;
+observed_samples observer_state::collect() {
+  stopped = true;
+  if (cfg.progress) cfg.progress->clear();
+  observed_samples out = std::move(samples);
+  std::sort(out.purges.begin(), out.purges.end(),
+            [](const purge_record& a, const purge_record& b) { return a.start_ms < b.start_ms; });
+  self->quit();
+  return out;
+}
+
+void observer_state::take_sample() {
+  const auto& w = *wiring;
   // Record the queues as the latest answers left them, then ask again.
   if (cfg.keep_samples) {
     queue_sample q;
     q.t_ms = cfg.clock.now_ms();
-    q.ready = st.queue.ready;
-    q.waiting_memory = st.have_memory ? st.memory.queued : 0;
-    q.reserved = st.have_memory ? st.memory.reserved : 0;
-    q.rss = st.have_memory ? st.memory.rss : 0;
-    st.samples.queues.push_back(q);
+    q.ready = queue.ready;
+    q.waiting_memory = have_memory ? memory.queued : 0;
+    q.reserved = have_memory ? memory.reserved : 0;
+    q.rss = have_memory ? memory.rss : 0;
+    samples.queues.push_back(q);
   }
-  draw_progress(self);
+  draw_progress();
 
   self->request(w.scheduler, reply_timeout, stats_atom::value)
-      .then([=](const scheduler_stats& s) { self->state.queue = s; }, [](caf::error&) {});
+      .then([this](const scheduler_stats& s) { queue = s; }, [](caf::error&) {});
   self->request(w.memory, reply_timeout, stats_atom::value)
       .then(
-          [=](const memory_stats& m) {
-            self->state.memory = m;
-            self->state.have_memory = true;
+          [this](const memory_stats& m) {
+            memory = m;
+            have_memory = true;
           },
           [](caf::error&) {});
   self->request(w.registry, reply_timeout, status_atom::value)
       .then(
-          [=](const std::vector<job_status>& jobs) {
-            auto& s = self->state;
-            s.jobs = jobs;
+          [this](const std::vector<job_status>& answer) {
+            jobs = answer;
             for (const auto& j : jobs)
-              if (!s.complete.count(j.seq)) s.cursors.emplace(j.seq, 0);
+              if (!complete.count(j.seq)) cursors.emplace(j.seq, 0);
           },
           [](caf::error&) {});
-  if (st.watching || st.cursors.empty()) return;
-  std::vector<watch_cursor> cursors;
-  for (const auto& [seq, seen] : st.cursors) cursors.push_back({seq, seen});
-  st.watching = true;
-  self->request(w.registry, reply_timeout, watch_atom::value, cursors)
+  if (watching || cursors.empty()) return;
+  std::vector<watch_cursor> asked;
+  for (const auto& [seq, seen] : cursors) asked.push_back({seq, seen});
+  watching = true;
+  self->request(w.registry, reply_timeout, watch_atom::value, asked)
       .then(
-          [=](const std::vector<job_progress>& news) {
-            self->state.watching = false;
-            on_progress(self, news);
+          [this](const std::vector<job_progress>& news) {
+            watching = false;
+            on_progress(news);
           },
-          [=](caf::error&) { self->state.watching = false; });
+          [this](caf::error&) { watching = false; });
 }
 
-void on_progress(observer_pointer self, const std::vector<job_progress>& news) {
-  auto& st = self->state;
-  const double now = st.cfg.clock.now_ms();
+void observer_state::on_progress(const std::vector<job_progress>& news) {
+  const double now = cfg.clock.now_ms();
   for (const auto& p : news) {
     for (const auto& part : p.finished) {
       const auto& s = part.spans;
       // When it finished: its proof's last step, else (failed or cancelled
       // before it) when the news came.
-      st.rate.observe(s.finalize.recorded() ? std::min(s.finalize.end, now) : now, ++st.finishes);
+      rate.observe(s.finalize.recorded() ? std::min(s.finalize.end, now) : now, ++finishes);
       if (part.state == partition_state::done && s.synthesize.recorded() &&
           s.finalize.end >= s.synthesize.start)
-        st.durations.add((s.finalize.end - s.synthesize.start) / 1000.0);
+        durations.add((s.finalize.end - s.synthesize.start) / 1000.0);
       if (s.gpu >= 0) {
-        ++st.proved[s.gpu];
-        auto& tracker = st.busy[s.gpu];
+        ++proved[s.gpu];
+        auto& tracker = busy[s.gpu];
         for (const auto& d : s.device) tracker.add(d.start, d.end);
       }
     }
     if (p.complete) {
-      st.complete.insert(p.status.seq);
-      st.cursors.erase(p.status.seq);
-    } else if (auto it = st.cursors.find(p.status.seq); it != st.cursors.end()) {
+      complete.insert(p.status.seq);
+      cursors.erase(p.status.seq);
+    } else if (auto it = cursors.find(p.status.seq); it != cursors.end()) {
       it->second = p.seen;
     }
   }
-  for (auto& [device, tracker] : st.busy) tracker.flush();
+  for (auto& [device, tracker] : busy) tracker.flush();
 }
 
-metrics_snapshot make_snapshot(observer_pointer self) {
-  const auto& st = self->state;
+metrics_snapshot observer_state::make_snapshot() const {
   metrics_snapshot m;
-  for (const auto& j : st.jobs) {
+  for (const auto& j : jobs) {
     m.partitions_done += j.done;
     m.partitions_failed += j.failed;
     ++m.jobs[to_string(j.state)];
   }
-  m.proof_duration = st.durations;
-  m.ready = st.queue.ready;
-  m.waiting_memory = st.have_memory ? st.memory.queued : 0;
-  if (st.have_memory) m.memory = st.memory;
+  m.proof_duration = durations;
+  m.ready = queue.ready;
+  m.waiting_memory = have_memory ? memory.queued : 0;
+  if (have_memory) m.memory = memory;
 
   std::vector<gpu::nvml_sample> latest;
   std::vector<gpu::nvml_device> nvml_devices;
-  if (st.cfg.nvml && st.cfg.nvml->available()) {
-    latest = st.cfg.nvml->latest();
-    nvml_devices = st.cfg.nvml->devices();
+  if (cfg.nvml && cfg.nvml->available()) {
+    latest = cfg.nvml->latest();
+    nvml_devices = cfg.nvml->devices();
   }
-  int devices = static_cast<int>(st.cfg.backends.size());
-  for (const auto& [device, tracker] : st.busy) devices = std::max(devices, device + 1);
+  int devices = static_cast<int>(cfg.backends.size());
+  for (const auto& [device, tracker] : busy) devices = std::max(devices, device + 1);
   for (int d = 0; d < devices; ++d) {
     gpu_metrics g;
     g.device = d;
     int cuda = -1;
-    if (static_cast<size_t>(d) < st.cfg.backends.size()) {
-      g.name = st.cfg.backends[d].description;
-      cuda = st.cfg.backends[d].cuda_device;
+    if (static_cast<size_t>(d) < cfg.backends.size()) {
+      g.name = cfg.backends[d].description;
+      cuda = cfg.backends[d].cuda_device;
     }
-    if (auto it = st.busy.find(d); it != st.busy.end()) {
+    if (auto it = busy.find(d); it != busy.end()) {
       g.busy_s = it->second.busy_ms() / 1000.0;
       g.window_s = it->second.window_ms() / 1000.0;
     }
-    if (auto it = st.proved.find(d); it != st.proved.end()) g.partitions = it->second;
+    if (auto it = proved.find(d); it != proved.end()) g.partitions = it->second;
     if (cuda >= 0)
       if (auto idx = gpu::nvml_index_of_cuda_device(cuda, nvml_devices))
         for (const auto& s : latest)
@@ -203,29 +247,34 @@ metrics_snapshot make_snapshot(observer_pointer self) {
   return m;
 }
 
-void draw_progress(observer_pointer self) {
-  const auto& st = self->state;
-  if (!st.cfg.progress || !st.cfg.progress->active()) return;
+void observer_state::draw_progress() const {
+  if (!cfg.progress || !cfg.progress->active()) return;
   progress_state p;
-  for (const auto& j : st.jobs) {
+  for (const auto& j : jobs) {
     p.done += j.done;
     p.failed += j.failed;
     p.total += j.total;
   }
   if (p.total == 0) return;  // no job known yet
-  p.elapsed_ms = st.cfg.clock.now_ms();
-  p.eta_at_rate_ms = st.rate.eta_ms(p.elapsed_ms, p.total);
-  double busy = 0, window = 0;
-  for (const auto& [device, tracker] : st.busy) {
-    busy += tracker.busy_ms();
-    window += tracker.window_ms();
+  p.elapsed_ms = cfg.clock.now_ms();
+  p.eta_at_rate_ms = rate.eta_ms(p.elapsed_ms, p.total);
+  double busy_ms = 0, window_ms = 0;
+  for (const auto& [device, tracker] : busy) {
+    busy_ms += tracker.busy_ms();
+    window_ms += tracker.window_ms();
   }
-  if (window > 0) p.busy_fraction = busy / window;  // over all devices' windows
-  p.ready = st.queue.ready;
-  p.waiting_memory = st.have_memory ? st.memory.queued : 0;
-  p.gpu = std::any_of(st.cfg.backends.begin(), st.cfg.backends.end(),
+  if (window_ms > 0) p.busy_fraction = busy_ms / window_ms;  // over all devices' windows
+  p.ready = queue.ready;
+  p.waiting_memory = have_memory ? memory.queued : 0;
+  p.gpu = std::any_of(cfg.backends.begin(), cfg.backends.end(),
                       [](const backend_record& b) { return b.kind != "cpu"; });
-  st.cfg.progress->update(p);
+  cfg.progress->update(p);
+}
+
+}  // namespace
+
+observer_actor spawn_observer(caf::actor_system& sys, observer_config cfg) {
+  return spawn_stateful<observer_state>(sys, std::move(cfg));
 }
 
 // ---------------------------------------------------------------- observation
@@ -256,7 +305,7 @@ observation::observation(caf::actor_system& sys, const run_clock& clock,
   cfg.nvml = nvml_;
   cfg.progress = progress_;
   cfg.keep_samples = opts_.keep_samples;
-  observer_ = sys_.spawn(observer, std::move(cfg));
+  observer_ = spawn_observer(sys_, std::move(cfg));
   if (opts_.metrics) {
     try {
       metrics_ = std::make_unique<metrics_server>(

@@ -25,9 +25,9 @@
 #pragma once
 
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/actor_system.hpp>
 #include <caf/atom.hpp>
 #include <caf/typed_actor.hpp>
-#include <caf/typed_event_based_actor.hpp>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -124,40 +124,8 @@ using observer_actor = caf::typed_actor<
     /// Every sample taken; the observer then erases the progress line and quits.
     caf::replies_to<collect_atom>::with<observed_samples>>;
 
-struct observer_state {
-  static inline const char* name = "observer";
-  observer_config cfg;
-  std::optional<observer_wiring> wiring;  ///< set by attach; no samples before
-  // latest answers
-  std::vector<job_status> jobs;
-  memory_stats memory;
-  bool have_memory = false;
-  scheduler_stats queue;
-  // finished partitions, from watch
-  std::map<uint64_t, uint32_t> cursors;  ///< job seq -> finished partitions seen
-  std::set<uint64_t> complete;           ///< jobs whose completion was seen
-  bool watching = false;                 ///< a watch request is out
-  std::map<int, busy_tracker> busy;      ///< by backend index
-  std::map<int, uint64_t> proved;        ///< partitions per backend index
-  duration_histogram durations;          ///< of partitions done
-  uint64_t finishes = 0;     ///< partitions seen finished
-  base::finish_rate rate;    ///< of those finishes, for the progress line's ETA
-  observed_samples samples;
-  bool stopped = false;
-};
-
-using observer_pointer = observer_actor::stateful_pointer<observer_state>;
-
-observer_actor::behavior_type observer(observer_pointer self, observer_config cfg);
-
-/// Sends the requests of one sample and records a queue sample.
-void take_sample(observer_pointer self);
-/// Partitions that finished since the last watch.
-void on_progress(observer_pointer self, const std::vector<job_progress>& news);
-/// The figures for a metrics scrape.
-metrics_snapshot make_snapshot(observer_pointer self);
-/// Redraws the progress line, if any.
-void draw_progress(observer_pointer self);
+/// Spawns the observer (on the actor system's scheduler).
+observer_actor spawn_observer(caf::actor_system& sys, observer_config cfg);
 
 // ---------------------------------------------------------------- observation
 // Everything a command observes, set up and torn down in one place: the
