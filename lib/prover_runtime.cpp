@@ -249,28 +249,25 @@ pending_ptr prover_runtime::submit_bytes(const loaded_key& key, const std::strin
   return pending;
 }
 
-proof_outcome prover_runtime::prove(const loaded_key& key, const void* wtns, std::size_t size,
-                                    priority prio) {
+submit_options prover_runtime::blocking_options(priority prio) const {
   if (on_completion_thread())
     throw error(status::state,
                 "a blocking prove inside a completion callback would wait for itself; "
                 "submit from the callback instead");
   submit_options opts;
   opts.prio = prio;
-  opts.borrow = true;
-  return submit(key, wtns, size, opts)->wait();
+  opts.borrow = true;  // the caller waits, so its buffer outlives the proof
+  return opts;
+}
+
+proof_outcome prover_runtime::prove(const loaded_key& key, const void* wtns, std::size_t size,
+                                    priority prio) {
+  return submit(key, wtns, size, blocking_options(prio))->wait();
 }
 
 proof_outcome prover_runtime::prove_input(const loaded_key& key, const std::string& generator,
                                           const void* input, std::size_t size, priority prio) {
-  if (on_completion_thread())
-    throw error(status::state,
-                "a blocking prove inside a completion callback would wait for itself; "
-                "submit from the callback instead");
-  submit_options opts;
-  opts.prio = prio;
-  opts.borrow = true;
-  return submit_input(key, generator, input, size, opts)->wait();
+  return submit_input(key, generator, input, size, blocking_options(prio))->wait();
 }
 
 void prover_runtime::close() {

@@ -108,6 +108,10 @@ class prover_runtime {
                            const std::string& generator, const void* data, std::size_t size,
                            submit_options opts, pending_proof::callback done);
 
+  /// A blocking call's options (borrowed bytes); throws error(state) on
+  /// the completion thread, whose callbacks the call would wait for.
+  submit_options blocking_options(priority prio) const;
+
   caf::actor_system_config cfg_;
   std::unique_ptr<caf::actor_system> sys_;
   std::optional<engine::runtime_builder> builder_;

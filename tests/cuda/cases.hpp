@@ -99,6 +99,20 @@ std::vector<typename C::scalar> make_scalars(std::size_t n, scalar_mix mix, std:
   return out;
 }
 
+/// The five scalar inputs the MSM checks run: uniform, skewed, all ones,
+/// all one random value, all zero.
+template <class C>
+std::vector<std::vector<typename C::scalar>> scalar_mixes(std::size_t n, std::mt19937_64& rng) {
+  using scalar = typename C::scalar;
+  std::vector<std::vector<scalar>> out;
+  out.push_back(make_scalars<C>(n, scalar_mix::uniform, rng));
+  out.push_back(make_scalars<C>(n, scalar_mix::skewed, rng));
+  out.push_back(make_scalars<C>(n, scalar_mix::ones, rng));
+  out.push_back(std::vector<scalar>(n, make_scalars<C>(1, scalar_mix::uniform, rng)[0]));
+  out.push_back(std::vector<scalar>(n, scalar::zero()));
+  return out;
+}
+
 /// Random elements of F, Montgomery form.
 template <class F>
 std::vector<F> make_elements(std::size_t n, std::mt19937_64& rng) {

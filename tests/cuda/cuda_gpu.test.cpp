@@ -199,11 +199,7 @@ void level1_suite(const char* group) {
   CAPTURE(group);
   std::mt19937_64 rng(700);
   auto p = test::make_points<C, G>(2053, rng);
-  const std::vector<std::vector<typename C::scalar>> inputs = {
-      test::make_scalars<C>(p.size(), scalar_mix::uniform, rng), test::make_scalars<C>(p.size(), scalar_mix::skewed, rng),
-      test::make_scalars<C>(p.size(), scalar_mix::ones, rng),
-      std::vector<typename C::scalar>(p.size(), test::make_scalars<C>(1, scalar_mix::uniform, rng)[0]),
-      std::vector<typename C::scalar>(p.size(), C::scalar::zero())};
+  const auto inputs = test::scalar_mixes<C>(p.size(), rng);
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     CAPTURE(k);
     const auto& s = inputs[k];
@@ -231,11 +227,7 @@ void affine_suite(const char* group) {
   CAPTURE(group);
   std::mt19937_64 rng(720);
   auto p = test::make_collision_points<C, G>(2053, rng);
-  const std::vector<std::vector<typename C::scalar>> inputs = {
-      test::make_scalars<C>(p.size(), scalar_mix::uniform, rng), test::make_scalars<C>(p.size(), scalar_mix::skewed, rng),
-      test::make_scalars<C>(p.size(), scalar_mix::ones, rng),
-      std::vector<typename C::scalar>(p.size(), test::make_scalars<C>(1, scalar_mix::uniform, rng)[0]),
-      std::vector<typename C::scalar>(p.size(), C::scalar::zero())};
+  const auto inputs = test::scalar_mixes<C>(p.size(), rng);
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     CAPTURE(k);
     const auto& s = inputs[k];

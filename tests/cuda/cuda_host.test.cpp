@@ -151,11 +151,7 @@ void msm_cases(std::mt19937_64& rng) {
       using G = decltype(group);
       for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(257)}) {
         auto p = test::make_points<C, G>(n, rng);
-        std::vector<std::vector<typename C::scalar>> inputs = {
-            test::make_scalars<C>(n, scalar_mix::uniform, rng), test::make_scalars<C>(n, scalar_mix::skewed, rng),
-            test::make_scalars<C>(n, scalar_mix::ones, rng),
-            std::vector<typename C::scalar>(n, test::make_scalars<C>(1, scalar_mix::uniform, rng)[0]),
-            std::vector<typename C::scalar>(n, C::scalar::zero())};
+        auto inputs = test::scalar_mixes<C>(n, rng);
         for (std::size_t k = 0; k < inputs.size(); ++k) {
           CAPTURE(n);
           CAPTURE(k);
@@ -661,11 +657,7 @@ void check_affine(std::mt19937_64& rng) {
   using test::scalar_mix;
   for (std::size_t n : {std::size_t(1), std::size_t(2), std::size_t(24), std::size_t(131)}) {
     auto p = n >= 24 ? test::make_collision_points<C, G>(n, rng) : test::make_points<C, G>(n, rng);
-    const std::vector<std::vector<typename C::scalar>> inputs = {
-        test::make_scalars<C>(n, scalar_mix::uniform, rng), test::make_scalars<C>(n, scalar_mix::skewed, rng),
-        test::make_scalars<C>(n, scalar_mix::ones, rng),
-        std::vector<typename C::scalar>(n, test::make_scalars<C>(1, scalar_mix::uniform, rng)[0]),
-        std::vector<typename C::scalar>(n, C::scalar::zero())};
+    const auto inputs = test::scalar_mixes<C>(n, rng);
     for (std::size_t k = 0; k < inputs.size(); ++k) {
       CAPTURE(n);
       CAPTURE(k);
