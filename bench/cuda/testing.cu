@@ -11,6 +11,32 @@ namespace proofline::gpu::cuda::testing {
 
 namespace {
 
+/// Points that look random: out[i] = sum_k tables[64 k + digit_k(i)] over
+/// the five 6-bit digits of i (tables: 320 points on the device).
+template <class G>
+struct table_points_fn {
+  const zk::ec::affine<G>* tables;
+  zk::ec::affine<G>* out;
+  PL_HD void operator()(std::size_t i) const {
+    auto p = zk::ec::jacobian<G>::from_affine(tables[i & 63]);
+    for (unsigned k = 1; k < 5; ++k) p = p.add_affine(tables[64 * k + ((i >> (6 * k)) & 63)]);
+    out[i] = p.to_affine();
+  }
+};
+
+/// prod = a b, sum = a + b, diff = a - b elementwise (tests the device field code).
+template <class F>
+struct field_ops_fn {
+  const F* a;
+  const F* b;
+  F *prod, *sum, *diff;
+  PL_HD void operator()(std::size_t i) const {
+    prod[i] = a[i] * b[i];
+    sum[i] = a[i] + b[i];
+    diff[i] = a[i] - b[i];
+  }
+};
+
 /// A uniform integer below `bound` (rejection sampling on its bit length).
 template <unsigned N>
 zk::ff::bigint<N> below(const zk::ff::bigint<N>& bound, std::mt19937_64& rng) {
@@ -35,7 +61,7 @@ void device_points(zk::ec::affine<G>* out, std::size_t n, uint64_t seed, cudaStr
   for (auto& p : table) p = gen.mul(below(C::fr::modulus(), rng)).to_affine();
   device_buffer<zk::ec::affine<G>> d_table(table.size());
   CUDA_OK(cudaMemcpyAsync(d_table.get(), table.data(), table.size() * sizeof(table[0]), cudaMemcpyHostToDevice, s));
-  table_points<G>(d_table.get(), n, out, s);
+  device_exec{s}.for_each(n, table_points_fn<G>{d_table.get(), out});
   CUDA_OK(cudaStreamSynchronize(s));  // d_table goes out of scope
 }
 
@@ -152,7 +178,7 @@ void field_ops(const F* a, const F* b, F* prod, F* sum, F* diff, std::size_t n, 
   stream st;
   auto da = to_device(a, n, st.get()), db = to_device(b, n, st.get());
   device_buffer<F> p(n), su(n), di(n);
-  cuda::field_ops(da.get(), db.get(), p.get(), su.get(), di.get(), n, st.get());
+  device_exec{st.get()}.for_each(n, field_ops_fn<F>{da.get(), db.get(), p.get(), su.get(), di.get()});
   to_host(prod, p, st.get());
   to_host(sum, su, st.get());
   to_host(diff, di, st.get());

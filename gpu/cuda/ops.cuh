@@ -120,13 +120,4 @@ void msm_chunked(const msm::shape& sh, const msm::chunking& ch, const msm_scalar
 template <class G>
 void msm_precompute(const msm::shape& sh, zk::ec::affine<G>* table, cudaStream_t s);
 
-/// Points that look random: out[i] = sum_k tables[64 k + digit_k(i)] over
-/// the five 6-bit digits of i (tables: 320 points on the device).
-template <class G>
-void table_points(const zk::ec::affine<G>* tables, std::size_t n, zk::ec::affine<G>* out, cudaStream_t s);
-
-/// prod = a b, sum = a + b, diff = a - b elementwise (tests the device field code).
-template <class F>
-void field_ops(const F* a, const F* b, F* prod, F* sum, F* diff, std::size_t n, cudaStream_t s);
-
 }  // namespace proofline::gpu::cuda

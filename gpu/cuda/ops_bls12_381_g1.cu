@@ -1,11 +1,9 @@
-// bls12_381: NTT over Fr, field tests, and the G1 MSM steps (ops.cuh).
+// bls12_381: NTT over Fr and the G1 MSM steps (ops.cuh).
 #include "gpu/cuda/ops_impl.cuh"
 
 namespace proofline::gpu::cuda {
 
 PROOFLINE_CUDA_INSTANTIATE_FR(zk::bls12_381::fr)
-PROOFLINE_CUDA_INSTANTIATE_FIELD_TEST(zk::bls12_381::fr)
-PROOFLINE_CUDA_INSTANTIATE_FIELD_TEST(zk::bls12_381::fq)
 PROOFLINE_CUDA_INSTANTIATE_GROUP(zk::bls12_381::g1_group)
 
 }  // namespace proofline::gpu::cuda

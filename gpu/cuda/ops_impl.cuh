@@ -26,29 +26,6 @@ inline void check_scratch(const char* what, std::size_t need, std::size_t have) 
                         std::to_string(have));
 }
 
-template <class G>
-struct table_points_fn {
-  const zk::ec::affine<G>* tables;
-  zk::ec::affine<G>* out;
-  PL_HD void operator()(std::size_t i) const {
-    auto p = zk::ec::jacobian<G>::from_affine(tables[i & 63]);
-    for (unsigned k = 1; k < 5; ++k) p = p.add_affine(tables[64 * k + ((i >> (6 * k)) & 63)]);
-    out[i] = p.to_affine();
-  }
-};
-
-template <class F>
-struct field_ops_fn {
-  const F* a;
-  const F* b;
-  F *prod, *sum, *diff;
-  PL_HD void operator()(std::size_t i) const {
-    prod[i] = a[i] * b[i];
-    sum[i] = a[i] + b[i];
-    diff[i] = a[i] - b[i];
-  }
-};
-
 }  // namespace detail
 
 template <class F>
@@ -216,16 +193,6 @@ void msm_precompute(const msm::shape& sh, zk::ec::affine<G>* table, cudaStream_t
   msm::precompute(device_exec{s}, sh, static_cast<const zk::ec::affine<G>*>(table), table);
 }
 
-template <class G>
-void table_points(const zk::ec::affine<G>* tables, std::size_t n, zk::ec::affine<G>* out, cudaStream_t s) {
-  device_exec{s}.for_each(n, detail::table_points_fn<G>{tables, out});
-}
-
-template <class F>
-void field_ops(const F* a, const F* b, F* prod, F* sum, F* diff, std::size_t n, cudaStream_t s) {
-  device_exec{s}.for_each(n, detail::field_ops_fn<F>{a, b, prod, sum, diff});
-}
-
 // The digit steps are compiled once, in ops_common.cu (the radix sort is
 // slow to compile); the group files that call them only link to them.
 extern template std::size_t msm_prepare_bytes<msm_scalar>(const msm::shape&);
@@ -241,9 +208,6 @@ extern template void msm_prepare<msm_scalar>(const msm::shape&, const msm_scalar
   template void transform<F>(const ntt::tables<F>&, F*, F*, bool, cudaStream_t, const ntt::kernel&); \
   template void h_values<F>(std::size_t, const F*, const F*, const F*, typename F::repr*, cudaStream_t);
 
-#define PROOFLINE_CUDA_INSTANTIATE_FIELD_TEST(F) \
-  template void field_ops<F>(const F*, const F*, F*, F*, F*, std::size_t, cudaStream_t);
-
 #define PROOFLINE_CUDA_INSTANTIATE_GROUP(G)                                                        \
   template std::size_t msm_accumulate_bytes<G>(const msm::shape&);                                 \
   template void msm_accumulate<G>(const msm::shape&, const msm::digits&, const zk::ec::affine<G>*, \
@@ -258,5 +222,4 @@ extern template void msm_prepare<msm_scalar>(const msm::shape&, const msm_scalar
   template void msm_chunked<G>(const msm::shape&, const msm::chunking&, const msm_scalar*, msm_scalar*, \
                                const zk::ec::affine<G>*, zk::ec::xyzz<G>*, void*, std::size_t,     \
                                msm_uploads*, cudaStream_t);                                        \
-  template void msm_precompute<G>(const msm::shape&, zk::ec::affine<G>*, cudaStream_t);             \
-  template void table_points<G>(const zk::ec::affine<G>*, std::size_t, zk::ec::affine<G>*, cudaStream_t);
+  template void msm_precompute<G>(const msm::shape&, zk::ec::affine<G>*, cudaStream_t);
