@@ -59,7 +59,7 @@ proofline_proof* proof_of(proof_outcome&& o) {
 
 /// Runs `f`, turning what it throws into a status (and the message into `buf`).
 template <class F>
-int guarded(char* buf, size_t size, F&& f) {
+int status_of_call(char* buf, size_t size, F&& f) {
   try {
     clear_error(buf, size);
     f();
@@ -118,7 +118,7 @@ template <class Submit>
 int submit_with(const char* fn, proofline_key* key, unsigned flags, proofline_callback callback,
                 void* user, proofline_job** job, Submit&& submit) {
   if (job) *job = nullptr;
-  return guarded(nullptr, 0, [&] {
+  return status_of_call(nullptr, 0, [&] {
     if (!key) throw error(status::argument, std::string(fn) + ": key is NULL");
     if (!callback == !job)
       throw error(status::argument, std::string(fn) + ": give a callback or a job, not both");
@@ -151,7 +151,7 @@ const char* proofline_version(void) {
 
 int proofline_open(const char* options, proofline_runtime** out, char* err, size_t err_size) {
   if (out) *out = nullptr;
-  return guarded(err, err_size, [&] {
+  return status_of_call(err, err_size, [&] {
     if (!out) throw error(status::argument, "proofline_open: out is NULL");
     auto rt = std::make_shared<prover_runtime>(options ? options : "");
     *out = new proofline_runtime{std::move(rt)};
@@ -177,7 +177,7 @@ void proofline_close(proofline_runtime* rt) {
 int proofline_key_load_file(proofline_runtime* rt, const char* path, proofline_key** out,
                             char* err, size_t err_size) {
   if (out) *out = nullptr;
-  return guarded(err, err_size, [&] {
+  return status_of_call(err, err_size, [&] {
     if (!rt || !path || !out)
       throw error(status::argument, "proofline_key_load_file: a NULL argument");
     auto key = rt->rt->load_file(path);
@@ -188,7 +188,7 @@ int proofline_key_load_file(proofline_runtime* rt, const char* path, proofline_k
 int proofline_key_load(proofline_runtime* rt, const void* zkey, size_t size, proofline_key** out,
                        char* err, size_t err_size) {
   if (out) *out = nullptr;
-  return guarded(err, err_size, [&] {
+  return status_of_call(err, err_size, [&] {
     if (!rt || !zkey || !out) throw error(status::argument, "proofline_key_load: a NULL argument");
     auto key = rt->rt->load_bytes(zkey, size);
     *out = new proofline_key{rt->rt, std::move(key)};
