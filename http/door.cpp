@@ -108,6 +108,7 @@ door::door(caf::actor_system& sys, const door_options& o, door_wiring w)
   limits.max_body_bytes = *memory::parse_size(o.max_body);
   limits.request_timeout = std::chrono::seconds(o.request_timeout_s);
   limits.write_timeout = std::chrono::seconds(30);
+  limits.own_arena = true;  // witnesses: each body read into pages already resident
   SSL_CTX* ctx = nullptr;
   if (o.tls) {
     ctx = net::acquire_tls_context();

@@ -98,6 +98,7 @@ struct http_server::impl {
   std::list<connection> open;  // oldest first
   uint64_t next_id = 1;
   clock::time_point listener_rests_until{};
+  loop_arena arena;  // own_arena
 
   // Workers and their answers.
   worker_lane priority, normal;
@@ -388,6 +389,7 @@ struct http_server::impl {
         // The body moves out of the buffer it was received into (bytes a
         // client sent after its request are dropped: one request a
         // connection).
+        if (p.consumed > p.head_bytes) arena.saw_body(clock::now());
         c.in.resize(p.consumed);
         c.in.erase(0, p.head_bytes);
         p.request.body = std::move(c.in);
@@ -468,6 +470,7 @@ struct http_server::impl {
 
   void run() {
     begin_thread();
+    if (limits.own_arena) arena.bind();
     std::vector<pollfd> fds;
     std::vector<std::list<connection>::iterator> polled;
     while (!stopping) {
@@ -479,6 +482,7 @@ struct http_server::impl {
       const bool listening = now >= listener_rests_until && !finishing;
       fds.push_back({listening ? listener : -1, POLLIN, 0});
       if (!listening) next = std::min(next, listener_rests_until);
+      next = std::min(next, arena.next_purge());
       for (auto c = open.begin(); c != open.end(); ++c) {
         const bool output = has_output(*c);
         if (c->at != phase::waiting && (c->at != phase::streaming || output))
@@ -514,6 +518,7 @@ struct http_server::impl {
         if (!keep) close_connection(c);
       }
       expire(clock::now());
+      arena.purge_if_quiet(clock::now(), open);
       if (fds[1].revents & POLLIN) accept_new();
       if (finishing) {
         const bool answering = std::any_of(open.begin(), open.end(), [](const connection& c) {

@@ -70,6 +70,17 @@ struct http_limits {
   std::chrono::milliseconds write_timeout{5000};
   /// Requests waiting for each worker; more are answered 503 at once.
   std::size_t max_queued = 8;
+  /// For servers that take large bodies (the API's witnesses): the loop
+  /// thread allocates from a jemalloc arena of its own with automatic decay
+  /// off, so the pages of a body, freed by whichever thread drops it last,
+  /// are still resident when the next body is read into them. Without it
+  /// each body lands on pages the kernel must first fault in and zero,
+  /// which on the GPU host costs more than the transfer itself
+  /// (docs/BENCHMARKS.md, "The HTTP door"). The loop purges that arena
+  /// once no body has arrived for a second, so an idle server holds none
+  /// of it; a busy one holds at most about as much as its bodies at their
+  /// peak. Without jemalloc it does nothing.
+  bool own_arena = false;
 };
 
 /// One request.

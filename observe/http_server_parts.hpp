@@ -13,12 +13,14 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "memory/arena.hpp"
 #include "observe/http_server.hpp"
 
 namespace proofline::observe::http_parts {
@@ -137,6 +139,43 @@ class sink_stream final : public http_stream {
   bool head_only_;
   std::shared_ptr<std::atomic<bool>> gone_;
   std::atomic<int> stage_{0};  // 0 unanswered, 1 open, 2 answered or ended
+};
+
+/// http_limits::own_arena: the loop thread's arena, and when to purge it.
+/// The loop purges it itself once no body has arrived for `quiet` and none
+/// is arriving, so a burst's pages go back to the kernel on the loop, off
+/// every other thread's path, and only when the loop has nothing to read.
+class loop_arena {
+ public:
+  static constexpr std::chrono::milliseconds quiet{1000};
+
+  /// Creates the arena and makes the calling thread (the loop) allocate
+  /// from it; without jemalloc it stays empty and nothing is purged.
+  void bind() {
+    arena_ = memory::arena::create();
+    if (arena_.valid() && !arena_.bind_current_thread()) arena_ = memory::arena();
+  }
+  /// A body was read: its pages will be freed into the arena.
+  void saw_body(clock::time_point now) {
+    due_ = arena_.valid();
+    last_ = now;
+  }
+  /// When purge_if_quiet may next purge; time_point::max() when nothing is due.
+  clock::time_point next_purge() const { return due_ ? last_ + quiet : clock::time_point::max(); }
+  /// Purges when due, `quiet` after the last body, and no body arriving on
+  /// any of the `open` connections.
+  void purge_if_quiet(clock::time_point now, const std::list<connection>& open) {
+    if (!due_ || now < last_ + quiet) return;
+    for (const connection& c : open)
+      if (c.expected > 0) return;
+    arena_.purge();
+    due_ = false;
+  }
+
+ private:
+  memory::arena arena_;
+  bool due_ = false;
+  clock::time_point last_{};
 };
 
 /// Whether a connection has bytes to send, or its end to act on.

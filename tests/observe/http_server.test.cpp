@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "memory/arena.hpp"
+
 using namespace proofline::observe;
 using state = http_parse::state;
 
@@ -340,4 +342,61 @@ TEST_CASE("a streamed answer sends its head, then parts from another thread, and
   whole_client.join();
   CHECK(status_line(reply) == "HTTP/1.1 404 Not Found");
   CHECK(reply.find("Content-Length: 5") != std::string::npos);
+}
+
+TEST_CASE("with own_arena, bodies are read into the loop's arena, purged once the server is quiet") {
+  if (!proofline::memory::jemalloc_available()) return;
+  const std::size_t size = 4 << 20;
+  auto run = [&](bool own) {
+    http_limits limits;
+    limits.max_body_bytes = size;
+    limits.own_arena = own;
+    std::atomic<int> arena{-1};
+    http_server::routes routes;
+    routes.answer = [&](const http_request& r) {
+      if (auto a = proofline::memory::arena_of(r.body.data())) arena = static_cast<int>(*a);
+      return http_response{200, "text/plain", std::to_string(r.body.size())};
+    };
+    auto server = start(limits, routes);
+    const std::string reply = exchange(server->port(), "POST /b HTTP/1.1\r\nContent-Length: " +
+                                                           std::to_string(size) + "\r\n\r\n" +
+                                                           std::string(size, 'w'));
+    CHECK(status_line(reply) == "HTTP/1.1 200 OK");
+    return arena.load();
+  };
+  // The loop thread of a server without it allocates from an automatic arena.
+  const int automatic = run(false);
+  REQUIRE(automatic >= 0);
+  CHECK(static_cast<unsigned>(automatic) < proofline::memory::automatic_arenas());
+
+  http_limits limits;
+  limits.max_body_bytes = size;
+  limits.own_arena = true;
+  std::atomic<int> arena{-1};
+  http_server::routes routes;
+  routes.answer = [&](const http_request& r) {
+    if (auto a = proofline::memory::arena_of(r.body.data())) arena = static_cast<int>(*a);
+    return http_response{200, "text/plain", "ok"};
+  };
+  auto server = start(limits, routes);
+  const std::string post =
+      "POST /b HTTP/1.1\r\nContent-Length: " + std::to_string(size) + "\r\n\r\n" +
+      std::string(size, 'w');
+  CHECK(status_line(exchange(server->port(), post)) == "HTTP/1.1 200 OK");
+  REQUIRE(arena.load() >= 0);
+  const auto index = static_cast<unsigned>(arena.load());
+  CHECK(index >= proofline::memory::automatic_arenas());
+  // The freed body stays resident in the arena for the next one ...
+  auto before = proofline::memory::read_arena_stats(index);
+  REQUIRE(before);
+  CHECK(before->dirty >= size);
+  const uint64_t purged = before->purged;
+  CHECK(status_line(exchange(server->port(), post)) == "HTTP/1.1 200 OK");
+  CHECK(static_cast<unsigned>(arena.load()) == index);
+  // ... and goes back to the kernel about a second after the last body.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  auto after = proofline::memory::read_arena_stats(index);
+  REQUIRE(after);
+  CHECK(after->dirty < size);
+  CHECK(after->purged >= purged + size);
 }
