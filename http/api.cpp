@@ -366,7 +366,7 @@ void api::status(const http_reply& reply) {
   });
 }
 
-bool api::admit(std::size_t partitions, const http_reply& reply) {
+bool api::admit(std::size_t partitions, const http_reply& reply, const std::string& named_id) {
   if (draining_) {
     reply(error_response(error_code::draining, "the server is stopping; try another or later",
                          drain_retry_s));
@@ -376,11 +376,21 @@ bool api::admit(std::size_t partitions, const http_reply& reply) {
   const std::size_t before = pending_.fetch_add(partitions);
   if (before + partitions > cfg_.max_pending) {
     pending_ -= partitions;
-    reply(error_response(error_code::too_many_pending,
-                         fmt::format("{} partitions accepted over HTTP are unfinished and {} more "
-                                     "would pass --max-pending {}; try again",
-                                     before, partitions, cfg_.max_pending),
-                         cfg_.retry_after_s));
+    auto busy = error_response(error_code::too_many_pending,
+                               fmt::format("{} partitions accepted over HTTP are unfinished and {} "
+                                           "more would pass --max-pending {}; try again",
+                                           before, partitions, cfg_.max_pending),
+                               cfg_.retry_after_s);
+    if (named_id.empty() || !backend_.taken) {
+      reply(std::move(busy));
+      return false;
+    }
+    // A retry would never succeed for a taken id: say so rather than 429.
+    backend_.taken(named_id, [reply, busy = std::move(busy), named_id](bool taken) mutable {
+      if (!taken) return reply(std::move(busy));
+      reply(error_response(error_code::conflict, "field id: job " + named_id +
+                                                     " exists on this server; choose another id"));
+    });
     return false;
   }
   return true;

@@ -130,6 +130,10 @@ struct api_backend {
   std::function<void(const std::string& path,
                      std::function<void(uint64_t bytes, const maybe_refusal&)>)>
       evict;
+  /// Whether job id `id` is taken on this server (a job live, being
+  /// created, or with its outputs kept): a client's id at the --max-pending
+  /// limit gets 409 rather than 429, as it would with room to spare.
+  std::function<void(const std::string& id, std::function<void(bool)>)> taken;
 };
 
 struct api_config {
@@ -239,8 +243,10 @@ class api {
   void preload_key(observe::http_request&& req, const observe::http_reply& reply);
   void evict_key(const std::string& id, const observe::http_reply& reply);
   /// The refusal of new work while draining or over --max-pending for
-  /// `partitions` more, or true with them reserved in pending_.
-  bool admit(std::size_t partitions, const observe::http_reply& reply);
+  /// `partitions` more, or true with them reserved in pending_. Over the
+  /// limit, a job whose client chose `named_id` that is taken gets 409.
+  bool admit(std::size_t partitions, const observe::http_reply& reply,
+             const std::string& named_id = {});
   /// The canonical path of the key named by `key` (an id or a path), or an error response.
   bool resolve_key(const std::string& key, std::string& path, observe::http_response& refusal);
   /// The canonical path of query parameter `param`'s file, an absolute path

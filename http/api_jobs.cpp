@@ -97,6 +97,7 @@ void api::create_job(http_request&& req, const std::string& who, const http_repl
                  "priority, id");
   job_request job;
   job.who = who;
+  std::string named_id;  // the client's id, if it chose one
   // key
   auto key = body.find("key");
   if (key == body.end()) return bad("field key: missing; name a key id or an absolute path");
@@ -118,7 +119,7 @@ void api::create_job(http_request&& req, const std::string& who, const http_repl
     if (!id->is_string() || !valid_job_id(id->get<std::string>()))
       return bad("field id: " + dump(*id) +
                  " is not 1 to 64 of A-Z a-z 0-9 . _ - (not starting with '.')");
-    job.id = id->get<std::string>();
+    job.id = named_id = id->get<std::string>();
   } else {
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::system_clock::now().time_since_epoch())
@@ -172,7 +173,7 @@ void api::create_job(http_request&& req, const std::string& who, const http_repl
   const std::size_t n = list.size();
   body = nlohmann::json();  // the uploads are decoded: let the text go
   req.body = std::string();
-  if (!admit(n, reply)) return;
+  if (!admit(n, reply, named_id)) return;
   const std::string id = job.id;
   spdlog::info("http: {} submits job {} with {} ({} {} witness(es))", who, id, job.zkey, n,
                job.uploads.empty() ? "path" : "uploaded");

@@ -86,6 +86,9 @@ door::door(caf::actor_system& sys, const door_options& o, door_wiring w)
                          std::function<void(uint64_t, const maybe_refusal&)> k) {
     call([=](gateway_state& g) { g.evict(path, k); });
   };
+  backend.taken = [call](const std::string& id, std::function<void(bool)> k) {
+    call([=](gateway_state& g) { k(g.taken(id)); });
+  };
   backend.submit = [gate](local_job job,
                           std::function<void(const job_report&, const std::string&)> done) {
     caf::anon_send(*gate, submit_atom::value, std::move(job),

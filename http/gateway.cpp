@@ -203,6 +203,11 @@ void gateway_state::ask_follower(uint64_t fid) {
           });
 }
 
+bool gateway_state::taken(const std::string& id) const {
+  std::error_code ec;
+  return creating.count(id) || by_id.count(id) || fs::exists(fs::path(w.jobs_dir) / id, ec);
+}
+
 void gateway_state::create_job(job_request job, std::function<void(const maybe_refusal&)> accepted,
                                std::function<void()> ended) {
   const std::string id = job.id;

@@ -76,6 +76,9 @@ class gateway_state {
               std::function<bool(const job_progress&, const maybe_refusal&)> progress);
   /// Loads a key and keeps it warm (api_backend::preload).
   void preload(const std::string& path, std::function<void(uint64_t, const maybe_refusal&)> k);
+  /// Whether job id `id` is live, being created, or has its outputs kept
+  /// (api_backend::taken; create_job refuses such an id with 409).
+  bool taken(const std::string& id) const;
   /// Evicts a key (api_backend::evict).
   void evict(const std::string& path, std::function<void(uint64_t, const maybe_refusal&)> k);
 

@@ -2,6 +2,7 @@
 // api::handle with a stand-in runtime that records what reached it.
 #include "http/api.hpp"
 
+#include <algorithm>
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -353,6 +354,9 @@ struct fake_jobs {
       accepted.push_back(std::move(a));
       ended.push_back(std::move(e));
     };
+    b.taken = [this](const std::string& id, std::function<void(bool)> k) {
+      k(std::any_of(created.begin(), created.end(), [&](const job_request& j) { return j.id == id; }));
+    };
     b.job = [this](const std::string& id,
                    std::function<void(const job_progress&, const maybe_refusal&)> k) {
       if (id != progress.status.id) return k({}, refusal{error_code::not_found, "job " + id + ": no such job"});
@@ -437,6 +441,20 @@ TEST_CASE("a job of uploaded witnesses reaches the runtime decoded and is answer
   REQUIRE(full.r);
   CHECK(full.r->status == 429);
   CHECK(full.header("Retry-After") == "1");
+  // ... but a taken id is answered 409 at the limit too: no retry would take it.
+  auto taken = ask(a, request("POST", "/v1/jobs",
+                              job_body({{"key", key_path}, {"witnesses_base64", {b64(w)}},
+                                        {"id", "j-1"}})));
+  REQUIRE(taken.r);
+  CHECK(taken.r->status == 409);
+  CHECK(taken.code() == "conflict");
+  CHECK(taken.r->body.find("j-1") != std::string::npos);
+  auto free_id = ask(a, request("POST", "/v1/jobs",
+                                job_body({{"key", key_path}, {"witnesses_base64", {b64(w)}},
+                                          {"id", "j-2"}})));
+  REQUIRE(free_id.r);
+  CHECK(free_id.r->status == 429);
+  CHECK(rt.created.size() == 1);
   rt.ended[0]();
   CHECK(a.pending() == 0);
   auto again = ask(a, request("POST", "/v1/jobs",
