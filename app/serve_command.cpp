@@ -164,6 +164,11 @@ void add_http_options(CLI::App& s, http::door_options& h) {
                "HTTP connections open at once (the oldest still sending is closed for a new one)")
       ->check(CLI::Range(1u, 100000u))
       ->capture_default_str();
+  s.add_option("--http-keep-jobs", h.keep_jobs,
+               "Finished jobs of POST /v1/jobs whose proofs and result.json stay on disk "
+               "(and whose ids stay taken); the oldest beyond are removed")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{100000000}))
+      ->capture_default_str();
   s.add_option("--max-pending", h.max_pending,
                "Partitions accepted over HTTP and not yet finished; more work is answered 429 "
                "with Retry-After")

@@ -41,6 +41,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -76,8 +77,9 @@ struct job_request {
   std::string who;   ///< the token's name ("anonymous" without tokens)
   std::string zkey;  ///< canonical path
   priority prio = priority::normal;
-  std::vector<std::string> uploads;  ///< .wtns bytes, one per partition, or
+  std::vector<std::string_view> uploads;  ///< .wtns bytes, one per partition, or
   std::vector<std::string> paths;    ///< witness files, one per partition
+  std::shared_ptr<const void> uploads_owner;  ///< holds the bytes `uploads` views
 };
 
 /// How the API reaches the runtime; every call returns at once and calls
@@ -234,6 +236,10 @@ class api {
                     std::string& who);
   void create_job(observe::http_request&& req, const std::string& who,
                   const observe::http_reply& reply);
+  /// The JSON form's witnesses (witnesses_base64 decoded, or witnesses'
+  /// paths checked) into `job`, or false with the refusal replied.
+  bool read_job_witnesses(const nlohmann::json& body, job_request& job,
+                          const observe::http_reply& reply);
   void get_job(const std::string& id, const observe::http_reply& reply);
   void get_proof(const std::string& id, const std::string& index,
                  const observe::http_reply& reply);

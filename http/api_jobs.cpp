@@ -15,6 +15,7 @@
 #include "zk/formats/wtns.hpp"
 
 #include "http/api_detail.hpp"
+#include "http/multipart.hpp"
 
 namespace proofline::http {
 
@@ -77,6 +78,40 @@ std::string job_json(const job_progress& p) {
 }
 
 
+namespace {
+
+/// POST /v1/jobs as a form (multipart/form-data, curl -F): the fields key,
+/// priority and id as text, and one part named `witness` per partition,
+/// in order, the .wtns file itself. Put into the JSON form's fields (the
+/// witnesses as views into the body) so that one validation serves both.
+std::string read_job_form(const http_request& req, std::size_t max_witnesses,
+                          nlohmann::json& fields, std::vector<std::string_view>& witnesses) {
+  std::vector<form_part> parts;
+  const std::string* type = req.header("Content-Type");
+  // key, priority, id and the witnesses: a form of more parts is refused.
+  if (auto problem = parse_form_data(type ? *type : "", req.body, max_witnesses + 3, parts);
+      !problem.empty())
+    return problem;
+  fields = nlohmann::json::object();
+  for (const auto& p : parts) {
+    if (p.name == "witness") {
+      witnesses.push_back(p.content);
+      continue;
+    }
+    if (p.name != "key" && p.name != "priority" && p.name != "id")
+      return "form field " + p.name + ": unknown; the fields are key, priority, id and one "
+             "witness file per partition";
+    if (fields.contains(p.name)) return "form field " + p.name + ": given twice";
+    fields[p.name] = std::string(p.content);
+  }
+  if (witnesses.empty())
+    return "form field witness: missing; send each .wtns as a file part named witness "
+           "(curl -F witness=@w0.wtns -F witness=@w1.wtns)";
+  return {};
+}
+
+}  // namespace
+
 void api::create_job(http_request&& req, const std::string& who, const http_reply& reply) {
   if (draining_) {
     reply(error_response(error_code::draining, "the server is stopping; try another or later",
@@ -87,14 +122,24 @@ void api::create_job(http_request&& req, const std::string& who, const http_repl
     reply(error_response(error_code::bad_request, message));
   };
   nlohmann::json body;
-  if (std::string problem; !json_body(req, body, problem)) return bad(problem);
-  if (!body.is_object())
-    return bad("request body: not a JSON object; send {\"key\": ..., \"witnesses_base64\": [...]}");
-  for (const auto& [name, value] : body.items())
-    if (name != "key" && name != "witnesses_base64" && name != "witnesses" &&
-        name != "priority" && name != "id")
-      return bad("field " + name + ": unknown; the fields are key, witnesses_base64, witnesses, "
-                 "priority, id");
+  std::vector<std::string_view> form_witnesses;
+  const std::string* type = req.header("Content-Type");
+  const bool form = type && is_form_data(*type);
+  if (form) {
+    if (auto problem = read_job_form(req, cfg_.max_pending, body, form_witnesses);
+        !problem.empty())
+      return bad(problem);
+  } else {
+    if (std::string problem; !json_body(req, body, problem)) return bad(problem);
+    if (!body.is_object())
+      return bad("request body: not a JSON object; send {\"key\": ..., \"witnesses_base64\": [...]} "
+                 "or a multipart/form-data form");
+    for (const auto& [name, value] : body.items())
+      if (name != "key" && name != "witnesses_base64" && name != "witnesses" &&
+          name != "priority" && name != "id")
+        return bad("field " + name + ": unknown; the fields are key, witnesses_base64, witnesses, "
+                   "priority, id");
+  }
   job_request job;
   job.who = who;
   std::string named_id;  // the client's id, if it chose one
@@ -126,53 +171,33 @@ void api::create_job(http_request&& req, const std::string& who, const http_repl
                         .count();
     job.id = fmt::format("http-{}-{}-{}", who, ms, ++next_job_);
   }
-  // witnesses: uploaded or paths, exactly one of them
-  auto up = body.find("witnesses_base64");
-  auto paths = body.find("witnesses");
-  if ((up == body.end()) == (paths == body.end()))
-    return bad("fields witnesses_base64, witnesses: give exactly one of them (uploaded .wtns "
-               "files in base64, or their paths under --allow-root)");
-  const auto& list = up != body.end() ? *up : *paths;
-  const char* field = up != body.end() ? "witnesses_base64" : "witnesses";
-  if (!list.is_array() || list.empty())
-    return bad(std::string("field ") + field + ": not a non-empty array of strings");
-  if (list.size() > cfg_.max_pending)
-    return bad(fmt::format("field {}: {} witnesses; this server takes at most --max-pending {} "
-                           "partitions at once: split the job",
-                           field, list.size(), cfg_.max_pending));
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    const std::string name = fmt::format("{}[{}]", field, i);
-    if (!list[i].is_string() || list[i].get_ref<const std::string&>().empty())
-      return bad("field " + name + ": not a non-empty string");
-    const std::string& text = list[i].get_ref<const std::string&>();
-    if (up != body.end()) {
-      std::string bytes;
-      if (!base64_decode(text, bytes)) return bad("field " + name + ": not base64");
+  std::size_t n = 0;
+  if (form) {
+    n = form_witnesses.size();
+    if (n > cfg_.max_pending)
+      return bad(fmt::format("form field witness: {} files; this server takes at most "
+                             "--max-pending {} partitions at once: split the job",
+                             n, cfg_.max_pending));
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::string name = fmt::format("witness[{}]", i);
       try {
-        zk::formats::read_wtns_info(zk::formats::memory_file{name, bytes.data(), bytes.size()});
+        zk::formats::read_wtns_info(
+            zk::formats::memory_file{name, form_witnesses[i].data(), form_witnesses[i].size()});
       } catch (const std::exception& e) {
-        return bad("field " + std::string(e.what()));
+        return bad("form field " + std::string(e.what()));
       }
-      job.uploads.push_back(std::move(bytes));
-    } else {
-      if (text[0] != '/') return bad("field " + name + ": " + text + ": not an absolute path");
-      std::string problem = cfg_.path_problem ? cfg_.path_problem(text) : "paths are not accepted";
-      if (!problem.empty()) {
-        reply(error_response(error_code::forbidden, "field " + name + ": " + problem));
-        return;
-      }
-      std::error_code ec;
-      std::string canonical = fs::canonical(text, ec).string();
-      if (ec || !fs::is_regular_file(canonical, ec)) {
-        reply(error_response(error_code::not_found, "field " + name + ": " + text + ": no such file"));
-        return;
-      }
-      job.paths.push_back(std::move(canonical));
     }
+    // The witnesses stay where they were received, until the gateway wrote them.
+    auto owner = std::make_shared<std::string>(std::move(req.body));
+    job.uploads = std::move(form_witnesses);
+    job.uploads_owner = owner;
+  } else if (!read_job_witnesses(body, job, reply)) {
+    return;
+  } else {
+    n = job.uploads.size() + job.paths.size();
+    body = nlohmann::json();  // the uploads are decoded: let the text go
+    req.body = std::string();
   }
-  const std::size_t n = list.size();
-  body = nlohmann::json();  // the uploads are decoded: let the text go
-  req.body = std::string();
   if (!admit(n, reply, named_id)) return;
   const std::string id = job.id;
   spdlog::info("http: {} submits job {} with {} ({} {} witness(es))", who, id, job.zkey, n,
@@ -194,6 +219,63 @@ void api::create_job(http_request&& req, const std::string& who, const http_repl
         reply({202, "application/json", dump(j) + "\n", {{"Location", "/v1/jobs/" + id}}});
       },
       [this, n] { pending_ -= n; });
+}
+
+bool api::read_job_witnesses(const nlohmann::json& body, job_request& job,
+                             const http_reply& reply) {
+  auto bad = [&](const std::string& message) {
+    reply(error_response(error_code::bad_request, message));
+    return false;
+  };
+  // uploaded or paths, exactly one of them
+  auto up = body.find("witnesses_base64");
+  auto paths = body.find("witnesses");
+  if ((up == body.end()) == (paths == body.end()))
+    return bad("fields witnesses_base64, witnesses: give exactly one of them (uploaded .wtns "
+               "files in base64, or their paths under --allow-root)");
+  const auto& list = up != body.end() ? *up : *paths;
+  const char* field = up != body.end() ? "witnesses_base64" : "witnesses";
+  if (!list.is_array() || list.empty())
+    return bad(std::string("field ") + field + ": not a non-empty array of strings");
+  if (list.size() > cfg_.max_pending)
+    return bad(fmt::format("field {}: {} witnesses; this server takes at most --max-pending {} "
+                           "partitions at once: split the job",
+                           field, list.size(), cfg_.max_pending));
+  auto decoded = std::make_shared<std::vector<std::string>>();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string name = fmt::format("{}[{}]", field, i);
+    if (!list[i].is_string() || list[i].get_ref<const std::string&>().empty())
+      return bad("field " + name + ": not a non-empty string");
+    const std::string& text = list[i].get_ref<const std::string&>();
+    if (up != body.end()) {
+      std::string bytes;
+      if (!base64_decode(text, bytes)) return bad("field " + name + ": not base64");
+      try {
+        zk::formats::read_wtns_info(zk::formats::memory_file{name, bytes.data(), bytes.size()});
+      } catch (const std::exception& e) {
+        return bad("field " + std::string(e.what()));
+      }
+      decoded->push_back(std::move(bytes));
+    } else {
+      if (text[0] != '/') return bad("field " + name + ": " + text + ": not an absolute path");
+      std::string problem = cfg_.path_problem ? cfg_.path_problem(text) : "paths are not accepted";
+      if (!problem.empty()) {
+        reply(error_response(error_code::forbidden, "field " + name + ": " + problem));
+        return false;
+      }
+      std::error_code ec;
+      std::string canonical = fs::canonical(text, ec).string();
+      if (ec || !fs::is_regular_file(canonical, ec)) {
+        reply(error_response(error_code::not_found, "field " + name + ": " + text + ": no such file"));
+        return false;
+      }
+      job.paths.push_back(std::move(canonical));
+    }
+  }
+  // Views once every string is in place (a move would relocate a short one's bytes).
+  for (const auto& bytes : *decoded) job.uploads.emplace_back(bytes);
+  if (!decoded->empty()) job.uploads_owner = decoded;
+  return true;
 }
 
 void api::get_job(const std::string& id, const http_reply& reply) {

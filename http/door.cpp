@@ -28,6 +28,7 @@ std::string check_door_options(const door_options& o, std::string& host, uint16_
            ": not a loopback address, and without TLS (--insecure) or --http-tokens anyone who "
            "can reach it could prove and read jobs; give --http-tokens FILE or drop --insecure";
   if (o.max_pending == 0) return "--max-pending: must be at least 1";
+  if (o.keep_jobs == 0) return "--http-keep-jobs: must be at least 1";
   return {};
 }
 
@@ -101,6 +102,7 @@ door::door(caf::actor_system& sys, const door_options& o, door_wiring w)
                        std::move(done)));
   };
   const bool with_tokens = !cfg.tokens.empty();
+  w.keep_jobs = o.keep_jobs;
   impl_->handler = std::make_shared<api>(std::move(cfg), std::move(backend));
   *gate = spawn_stateful<gateway_state>(
       sys, gateway_config{w, std::shared_ptr<const void>(impl_->handler)}, /*detached=*/true);

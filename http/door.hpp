@@ -29,6 +29,7 @@ struct door_options {
   unsigned request_timeout_s = 60; ///< --http-request-timeout
   unsigned max_connections = 256;  ///< --http-max-connections
   std::size_t max_pending = 64;    ///< --max-pending
+  std::size_t keep_jobs = 1000;    ///< --http-keep-jobs
 };
 
 /// The daemon's actors the door talks to, and where HTTP jobs keep files.
@@ -42,6 +43,9 @@ struct door_links {
   /// the job.
   std::string jobs_dir;
   std::string spool_dir;
+  /// Finished jobs whose outputs stay under jobs_dir (--http-keep-jobs);
+  /// the oldest beyond it are removed, and their ids are free again.
+  std::size_t keep_jobs = 1000;
   /// Writes a file whole (atomically), throwing with the reason.
   std::function<void(const std::string& path, std::string_view contents)> write_file;
 };

@@ -1,8 +1,11 @@
 #include "http/gateway.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <utility>
+#include <vector>
 
 #include <caf/event_based_actor.hpp>
 #include <caf/send.hpp>
@@ -50,6 +53,7 @@ caf::behavior gateway_state::make_behavior(gateway_config config) {
   // Every job's news, for the followers.
   self->send(w.registry, listen_atom::value, caf::actor_cast<job_listener_actor>(self));
   self->delayed_send(self, keep_alive, tick_atom::value);
+  prune_outputs();  // jobs finished before a restart count too
   return {
       [this](const gateway_call& call) { (*call)(*this); },
       [this](news_atom, uint64_t seq) { on_news(seq); },
@@ -203,6 +207,33 @@ void gateway_state::ask_follower(uint64_t fid) {
           });
 }
 
+void gateway_state::prune_outputs() {
+  std::vector<std::pair<fs::file_time_type, std::string>> finished;
+  std::error_code ec;
+  for (fs::directory_iterator it(w.jobs_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e;
+    if (!it->is_directory(e)) continue;
+    std::string id = it->path().filename().string();
+    if (creating.count(id)) continue;
+    const auto t = fs::last_write_time(it->path() / "result.json", e);
+    if (!e) finished.emplace_back(t, std::move(id));  // no result.json: not finished
+  }
+  if (finished.size() <= w.keep_jobs) return;
+  std::sort(finished.begin(), finished.end());
+  const std::size_t extra = finished.size() - w.keep_jobs;
+  for (std::size_t i = 0; i < extra; ++i) {
+    const std::string& id = finished[i].second;
+    std::error_code rm;
+    fs::remove_all(fs::path(w.jobs_dir) / id, rm);
+    if (rm)
+      spdlog::warn("http: cannot remove the outputs of job {}: {}", id, rm.message());
+    by_id.erase(id);
+  }
+  spdlog::info("http: removed the outputs of {} finished job(s), oldest first ({}{}): "
+               "--http-keep-jobs {}",
+               extra, finished[0].second, extra > 1 ? ", ..." : "", w.keep_jobs);
+}
+
 bool gateway_state::taken(const std::string& id) const {
   std::error_code ec;
   return creating.count(id) || by_id.count(id) || fs::exists(fs::path(w.jobs_dir) / id, ec);
@@ -265,11 +296,12 @@ void gateway_state::create_job(job_request job, std::function<void(const maybe_r
             accepted(std::nullopt);
             self->request(w.registry, caf::infinite, await_atom::value, seq)
                 .then(
-                    [id, spool, ended](const job_report& r) {
+                    [this, id, spool, ended](const job_report& r) {
                       std::error_code rm;
                       fs::remove_all(spool, rm);  // its witnesses are no longer needed
                       spdlog::info("http: job {} {}", id, to_string(r.state));
                       ended();
+                      prune_outputs();
                     },
                     [ended](caf::error&) { ended(); });
           },

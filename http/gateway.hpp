@@ -104,6 +104,9 @@ class gateway_state {
   /// Asks the registry what follower `fid` has not seen, and tells its client.
   void ask_follower(uint64_t fid);
   std::string why_of(const caf::error& e) const;
+  /// Removes the outputs of the oldest finished jobs (a result.json, by its
+  /// time) beyond w.keep_jobs, and forgets them: their ids are free again.
+  void prune_outputs();
 
   // ---- data
   pointer self;

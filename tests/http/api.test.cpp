@@ -1,6 +1,7 @@
 // http/api and http/tokens: what the HTTP API answers, driven through
 // api::handle with a stand-in runtime that records what reached it.
 #include "http/api.hpp"
+#include "http/multipart.hpp"
 
 #include <algorithm>
 #include <doctest/doctest.h>
@@ -9,6 +10,8 @@
 #include <iterator>
 #include <optional>
 #include <stdexcept>
+#include <tuple>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -465,6 +468,94 @@ TEST_CASE("a job of uploaded witnesses reaches the runtime decoded and is answer
   rt.accepted[1](refusal{error_code::conflict, "field id: taken"});
   REQUIRE(again.r);
   CHECK(again.r->status == 409);
+  CHECK(a.pending() == 0);
+}
+
+/// A multipart/form-data body of `parts` (name, file name or "", bytes), as curl -F sends it.
+std::string form(const std::vector<std::tuple<std::string, std::string, std::string>>& parts,
+                 const std::string& boundary = "------------------------b0und4ry") {
+  std::string out;
+  for (const auto& [name, file, bytes] : parts) {
+    out += "--" + boundary + "\r\nContent-Disposition: form-data; name=\"" + name + "\"";
+    if (!file.empty()) out += "; filename=\"" + file + "\"\r\nContent-Type: application/octet-stream";
+    out += "\r\n\r\n" + bytes + "\r\n";
+  }
+  return out + "--" + boundary + "--\r\n";
+}
+
+TEST_CASE("a multipart/form-data body splits into its named parts, views into the body") {
+  const std::string type = "multipart/form-data; boundary=\"------------------------b0und4ry\"";
+  const std::string body = "preamble\r\n" +
+                           form({{"key", "", "k1"}, {"witness", "a.wtns", std::string("x\r\n--\0y", 7)}});
+  std::vector<form_part> parts;
+  REQUIRE(parse_form_data(type, body, 8, parts) == "");
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[0].name == "key");
+  CHECK(parts[0].filename.empty());
+  CHECK(parts[0].content == "k1");
+  CHECK(parts[1].name == "witness");
+  CHECK(parts[1].filename == "a.wtns");
+  CHECK(parts[1].content == std::string_view("x\r\n--\0y", 7));
+  CHECK(parts[1].content.data() >= body.data());  // a view, not a copy
+  CHECK(is_form_data("Multipart/Form-Data ; boundary=x"));
+  CHECK_FALSE(is_form_data("application/json"));
+  auto problem = [&](const std::string& t, const std::string& b, std::size_t max = 8) {
+    std::vector<form_part> p;
+    return parse_form_data(t, b, max, p);
+  };
+  CHECK(problem("multipart/form-data", body).find("boundary") != std::string::npos);
+  CHECK(problem("multipart/form-data; boundary=other", body).find("boundary") != std::string::npos);
+  CHECK(problem(type, body.substr(0, body.size() - 40)).find("does not end") != std::string::npos);
+  CHECK(problem(type, body, 1).find("more than 1 parts") != std::string::npos);
+  const std::string unnamed =
+      "--------------------------b0und4ry\r\nContent-Disposition: form-data\r\n\r\nv\r\n"
+      "--------------------------b0und4ry--";
+  CHECK(problem(type, unnamed).find("no Content-Disposition") != std::string::npos);
+}
+
+TEST_CASE("a job sent as a form (curl -F) reaches the runtime like the JSON form") {
+  fake_jobs rt;
+  api a(config(2), rt.backend());
+  const std::string w = file_bytes(small_dir + "/witness_0.wtns");
+  auto post = [&](const std::string& body) {
+    auto r = request("POST", "/v1/jobs", body);
+    r.headers.emplace_back("Content-Type",
+                           "multipart/form-data; boundary=------------------------b0und4ry");
+    return ask(a, std::move(r));
+  };
+  auto s = post(form({{"key", "", key_path}, {"priority", "", "high"}, {"id", "", "f-1"},
+                      {"witness", "0.wtns", w}, {"witness", "1.wtns", w}}));
+  REQUIRE(rt.created.size() == 1);
+  CHECK(rt.created[0].id == "f-1");
+  CHECK(rt.created[0].prio == priority::high);
+  REQUIRE(rt.created[0].uploads.size() == 2);
+  CHECK(rt.created[0].uploads[1] == w);
+  CHECK(rt.created[0].uploads_owner);
+  rt.accepted[0](std::nullopt);
+  REQUIRE(s.r);
+  CHECK(s.r->status == 202);
+  CHECK(s.header("Location") == "/v1/jobs/f-1");
+  rt.ended[0]();
+  struct bad_case {
+    std::string body;
+    std::string names;
+  };
+  for (const auto& c : std::vector<bad_case>{
+           {form({{"key", "", key_path}}), "witness"},
+           {form({{"witness", "0.wtns", w}}), "key"},
+           {form({{"key", "", key_path}, {"colour", "", "red"}, {"witness", "0.wtns", w}}), "colour"},
+           {form({{"key", "", key_path}, {"key", "", key_path}, {"witness", "0.wtns", w}}), "twice"},
+           {form({{"key", "", key_path}, {"witness", "0.wtns", "not a witness"}}), "witness[0]"},
+           {form({{"key", "", key_path}, {"witness", "0.wtns", w}, {"witness", "1", w},
+                  {"witness", "2", w}}), "--max-pending"},
+           {form({{"key", "", key_path}, {"witness", "0.wtns", w}}).substr(0, 200), "does not end"},
+       }) {
+    auto b = post(c.body);
+    REQUIRE(b.r);
+    CHECK(b.r->status == 400);
+    CHECK_MESSAGE(b.r->body.find(c.names) != std::string::npos, b.r->body);
+  }
+  CHECK(rt.created.size() == 1);
   CHECK(a.pending() == 0);
 }
 

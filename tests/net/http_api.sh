@@ -14,7 +14,9 @@
 # --max-pending, 400 naming the field, 403 outside --allow-root, 404; keys
 # preloaded, listed, used by id and evicted. With --state, a job accepted
 # before a kill -9 finishes after the restart and its proofs verify. The
-# door's option checks refuse a public plain-text bind naming the flag.
+# door's option checks refuse a public plain-text bind naming the flag. Jobs
+# sent as forms (multipart/form-data) verify, and --http-keep-jobs removes
+# the oldest finished job's outputs.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 client="$net_dir/http_client.py"
@@ -98,4 +100,23 @@ wait_until 10 plain_up k9b || fail "the restarted serve did not print its HTTP a
 grep -q "1 unfinished job(s) to resume" k9b.err || fail "the journal did not keep the HTTP job"
 plain k9b finish crash 6 out/crash || fail "the HTTP job after the restart"
 verify "$medium/verification_key.json" out/crash
+
+# 5. Jobs sent as forms (curl -F, and Python's multipart) verify; with
+# --http-keep-jobs 1 the older finished job's outputs go and its id is free.
+serve keep --insecure --listen 127.0.0.1:0 --http 127.0.0.1:0 --allow-root "$fixtures" \
+  --backend cpu --memory-budget 1G --state state5 --http-keep-jobs 1
+wait_until 10 plain_up keep || fail "serve --http-keep-jobs did not print its HTTP address"
+plain keep form "$small/circuit.zkey" form1 out/form "$small/witness_0.wtns" "$small/witness_1.wtns" ||
+  fail "a job sent as a form"
+verify "$small/verification_key.json" out/form
+if command -v curl >/dev/null; then
+  keep_url=$(sed -n 's/.*http on //p' keep.out)
+  curl -sf -F key="$small/circuit.zkey" -F id=curl1 -F witness=@"$small/witness_1.wtns" \
+    "$keep_url/v1/jobs" -o curl_form.json || fail "curl -F could not submit a job"
+  plain keep finish curl1 1 out/curlform || fail "the job curl -F sent"
+  verify "$small/verification_key.json" out/curlform
+fi
+plain keep retention "$small/circuit.zkey" "$small/witness_0.wtns" state5/http-jobs ||
+  fail "retention"
+grep -q "removed the outputs of 1 finished job(s)" keep.err || fail "the log does not say what went"
 echo "PASS: net http_api"

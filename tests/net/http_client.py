@@ -72,6 +72,21 @@ class Client:
         return self.request("POST", "/v1/jobs", json.dumps(body).encode(),
                             {"Content-Type": "application/json"})
 
+    def job_form(self, key, uploads, **fields):
+        """POST /v1/jobs as multipart/form-data: text fields, one witness file part each."""
+        boundary = "pl-" + os.urandom(12).hex()
+        out = b""
+        for name, value in [("key", key), *fields.items()]:
+            out += (f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n"
+                    f"{value}\r\n").encode()
+        for i, w in enumerate(uploads):
+            out += (f"--{boundary}\r\nContent-Disposition: form-data; name=\"witness\"; "
+                    f"filename=\"{i}.wtns\"\r\nContent-Type: application/octet-stream\r\n\r\n").encode()
+            out += w + b"\r\n"
+        out += f"--{boundary}--\r\n".encode()
+        return self.request("POST", "/v1/jobs", out,
+                            {"Content-Type": f"multipart/form-data; boundary={boundary}"})
+
     def events(self, job_id):
         """GET /v1/jobs/ID/events: (status, [(event, data)]) once the stream ends."""
         status, headers, data = self.request("GET", f"/v1/jobs/{job_id}/events",
@@ -454,6 +469,43 @@ def main():
         for i in range(n):
             c.save_proof(job_id, i, out)
         print(f"finish: job {job_id} done, {n} proofs")
+    elif cmd == "form":  # KEY ID OUT WTNS...: a job sent as a form, its proofs saved under OUT
+        key, job_id, out, *wtns = args
+        status, _, data = c.job_form(key, [open(p, "rb").read() for p in wtns], id=job_id,
+                                     priority="high")
+        if status != 202:
+            fail(f"form: {status} {data[:300]!r}")
+        j = c.wait_job(job_id, 120)
+        if j["status"] != "done" or j["counts"]["done"] != len(wtns):
+            fail(f"form: job {job_id}: {j}")
+        for i in range(len(wtns)):
+            c.save_proof(job_id, i, out)
+        for uploads, names in (([], b"form field witness: missing"), ([b"not a witness"], b"witness[0]")):
+            status, _, data = c.job_form(key, uploads)
+            if status != 400 or names not in data:
+                fail(f"form of {len(uploads)} bad witness(es): {status} {data[:300]!r}")
+        print(f"form: job {job_id} done, {len(wtns)} proofs; a bad witness is 400 naming it")
+    elif cmd == "retention":  # KEY WTNS JOBS_DIR: a server with --http-keep-jobs 1
+        key, wtns, jobs_dir = args
+        w = open(wtns, "rb").read()
+        for job_id in ("older", "newer"):
+            status, _, data = c.job(key, uploads=[w], id=job_id)
+            if status != 202:
+                fail(f"retention: {job_id}: {status} {data[:300]!r}")
+            c.wait_job(job_id, 60)
+        deadline = time.time() + 10
+        while os.path.isdir(os.path.join(jobs_dir, "older")) and time.time() < deadline:
+            time.sleep(0.1)
+        if os.path.isdir(os.path.join(jobs_dir, "older")):
+            fail("retention: the older job's outputs are still there")
+        if not os.path.isfile(os.path.join(jobs_dir, "newer", "result.json")):
+            fail("retention: the newer job's outputs are gone")
+        expect(c, 404, "not_found", "GET", "/v1/jobs/older", route="/v1/jobs/{id}")
+        status, _, data = c.job(key, uploads=[w], id="older")
+        if status != 202:
+            fail(f"retention: the freed id is refused: {status} {data[:300]!r}")
+        c.wait_job("older", 60)
+        print("retention: the oldest finished job's outputs went, its id is free again")
     else:
         fail("unknown command " + cmd)
 
