@@ -347,41 +347,28 @@ TEST_CASE("a streamed answer sends its head, then parts from another thread, and
 TEST_CASE("with own_arena, bodies are read into the loop's arena, purged once the server is quiet") {
   if (!proofline::memory::jemalloc_available()) return;
   const std::size_t size = 4 << 20;
-  auto run = [&](bool own) {
+  const std::string post = "POST /b HTTP/1.1\r\nContent-Length: " + std::to_string(size) +
+                           "\r\n\r\n" + std::string(size, 'w');
+  std::atomic<int> arena{-1};  // where the last body lived
+  auto server_with = [&](bool own) {
     http_limits limits;
     limits.max_body_bytes = size;
     limits.own_arena = own;
-    std::atomic<int> arena{-1};
     http_server::routes routes;
     routes.answer = [&](const http_request& r) {
       if (auto a = proofline::memory::arena_of(r.body.data())) arena = static_cast<int>(*a);
-      return http_response{200, "text/plain", std::to_string(r.body.size())};
+      return http_response{200, "text/plain", "ok"};
     };
-    auto server = start(limits, routes);
-    const std::string reply = exchange(server->port(), "POST /b HTTP/1.1\r\nContent-Length: " +
-                                                           std::to_string(size) + "\r\n\r\n" +
-                                                           std::string(size, 'w'));
-    CHECK(status_line(reply) == "HTTP/1.1 200 OK");
-    return arena.load();
+    return start(limits, routes);
   };
   // The loop thread of a server without it allocates from an automatic arena.
-  const int automatic = run(false);
-  REQUIRE(automatic >= 0);
-  CHECK(static_cast<unsigned>(automatic) < proofline::memory::automatic_arenas());
-
-  http_limits limits;
-  limits.max_body_bytes = size;
-  limits.own_arena = true;
-  std::atomic<int> arena{-1};
-  http_server::routes routes;
-  routes.answer = [&](const http_request& r) {
-    if (auto a = proofline::memory::arena_of(r.body.data())) arena = static_cast<int>(*a);
-    return http_response{200, "text/plain", "ok"};
-  };
-  auto server = start(limits, routes);
-  const std::string post =
-      "POST /b HTTP/1.1\r\nContent-Length: " + std::to_string(size) + "\r\n\r\n" +
-      std::string(size, 'w');
+  {
+    auto plain = server_with(false);
+    CHECK(status_line(exchange(plain->port(), post)) == "HTTP/1.1 200 OK");
+    REQUIRE(arena.load() >= 0);
+    CHECK(static_cast<unsigned>(arena.load()) < proofline::memory::automatic_arenas());
+  }
+  auto server = server_with(true);
   CHECK(status_line(exchange(server->port(), post)) == "HTTP/1.1 200 OK");
   REQUIRE(arena.load() >= 0);
   const auto index = static_cast<unsigned>(arena.load());
