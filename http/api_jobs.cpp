@@ -110,6 +110,30 @@ std::string read_job_form(const http_request& req, std::size_t max_witnesses,
   return {};
 }
 
+/// The refusal of a job of `n` witnesses in `field` over --max-pending
+/// `max`, or empty.
+std::string check_count(const std::string& field, std::size_t n, std::size_t max) {
+  if (n <= max) return {};
+  return fmt::format("{}: {} witnesses; this server takes at most --max-pending {} partitions "
+                     "at once: split the job",
+                     field, n, max);
+}
+
+/// The refusal of the first of `uploads` that is not a .wtns file, named
+/// `<prefix> <field>[i]`, or empty.
+std::string check_uploads(const char* prefix, const char* field,
+                          const std::vector<std::string_view>& uploads) {
+  for (std::size_t i = 0; i < uploads.size(); ++i) {
+    try {
+      zk::formats::read_wtns_info(zk::formats::memory_file{fmt::format("{}[{}]", field, i),
+                                                           uploads[i].data(), uploads[i].size()});
+    } catch (const std::exception& e) {
+      return std::string(prefix) + " " + e.what();
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 void api::create_job(http_request&& req, const std::string& who, const http_reply& reply) {
@@ -171,33 +195,20 @@ void api::create_job(http_request&& req, const std::string& who, const http_repl
                         .count();
     job.id = fmt::format("http-{}-{}-{}", who, ms, ++next_job_);
   }
-  std::size_t n = 0;
   if (form) {
-    n = form_witnesses.size();
-    if (n > cfg_.max_pending)
-      return bad(fmt::format("form field witness: {} files; this server takes at most "
-                             "--max-pending {} partitions at once: split the job",
-                             n, cfg_.max_pending));
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::string name = fmt::format("witness[{}]", i);
-      try {
-        zk::formats::read_wtns_info(
-            zk::formats::memory_file{name, form_witnesses[i].data(), form_witnesses[i].size()});
-      } catch (const std::exception& e) {
-        return bad("form field " + std::string(e.what()));
-      }
-    }
-    // The witnesses stay where they were received, until the gateway wrote them.
-    auto owner = std::make_shared<std::string>(std::move(req.body));
+    if (auto p = check_count("form field witness", form_witnesses.size(), cfg_.max_pending);
+        !p.empty())
+      return bad(p);
+    if (auto p = check_uploads("form field", "witness", form_witnesses); !p.empty()) return bad(p);
+    // The witnesses stay where they were received until the gateway wrote them.
     job.uploads = std::move(form_witnesses);
-    job.uploads_owner = owner;
-  } else if (!read_job_witnesses(body, job, reply)) {
-    return;
+    job.uploads_owner = std::make_shared<std::string>(std::move(req.body));
   } else {
-    n = job.uploads.size() + job.paths.size();
+    if (!read_job_witnesses(body, job, reply)) return;
     body = nlohmann::json();  // the uploads are decoded: let the text go
     req.body = std::string();
   }
+  const std::size_t n = job.uploads.size() + job.paths.size();
   if (!admit(n, reply, named_id)) return;
   const std::string id = job.id;
   spdlog::info("http: {} submits job {} with {} ({} {} witness(es))", who, id, job.zkey, n,
@@ -237,10 +248,9 @@ bool api::read_job_witnesses(const nlohmann::json& body, job_request& job,
   const char* field = up != body.end() ? "witnesses_base64" : "witnesses";
   if (!list.is_array() || list.empty())
     return bad(std::string("field ") + field + ": not a non-empty array of strings");
-  if (list.size() > cfg_.max_pending)
-    return bad(fmt::format("field {}: {} witnesses; this server takes at most --max-pending {} "
-                           "partitions at once: split the job",
-                           field, list.size(), cfg_.max_pending));
+  if (auto p = check_count(std::string("field ") + field, list.size(), cfg_.max_pending);
+      !p.empty())
+    return bad(p);
   auto decoded = std::make_shared<std::vector<std::string>>();
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string name = fmt::format("{}[{}]", field, i);
@@ -250,11 +260,6 @@ bool api::read_job_witnesses(const nlohmann::json& body, job_request& job,
     if (up != body.end()) {
       std::string bytes;
       if (!base64_decode(text, bytes)) return bad("field " + name + ": not base64");
-      try {
-        zk::formats::read_wtns_info(zk::formats::memory_file{name, bytes.data(), bytes.size()});
-      } catch (const std::exception& e) {
-        return bad("field " + std::string(e.what()));
-      }
       decoded->push_back(std::move(bytes));
     } else {
       if (text[0] != '/') return bad("field " + name + ": " + text + ": not an absolute path");
@@ -274,6 +279,7 @@ bool api::read_job_witnesses(const nlohmann::json& body, job_request& job,
   }
   // Views once every string is in place (a move would relocate a short one's bytes).
   for (const auto& bytes : *decoded) job.uploads.emplace_back(bytes);
+  if (auto p = check_uploads("field", "witnesses_base64", job.uploads); !p.empty()) return bad(p);
   if (!decoded->empty()) job.uploads_owner = decoded;
   return true;
 }

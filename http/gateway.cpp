@@ -246,8 +246,7 @@ void gateway_state::create_job(job_request job, std::function<void(const maybe_r
   std::error_code ec;
   // The job's directory exists for as long as its outputs are kept: an id
   // whose directory exists is taken (live, finished, or from an earlier run).
-  if (creating.count(id) || by_id.count(id) ||
-      !fs::create_directory(out, ec)) {
+  if (taken(id) || !fs::create_directory(out, ec)) {
     accepted(refusal{error_code::conflict,
                      ec ? "id " + id + ": cannot make " + out.string() + ": " + ec.message()
                         : "field id: job " + id + " exists on this server; choose another id"});

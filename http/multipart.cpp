@@ -1,23 +1,16 @@
 #include "http/multipart.hpp"
 
-#include <cctype>
+#include "observe/http_server.hpp"
 
 namespace proofline::http {
 
 namespace {
 
+using observe::equal_ignoring_case;
+
 /// Header lines a part may have, and bytes in one: a part's head is small.
 constexpr std::size_t max_part_fields = 8;
 constexpr std::size_t max_part_field_bytes = 1024;
-
-bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -51,7 +44,7 @@ bool parameter(std::string_view value, std::string_view name, std::string& out) 
       if (used == std::string_view::npos) used = rest.size();
       v = std::string(trim(rest.substr(0, used)));
     }
-    if (iequal(key, name)) {
+    if (equal_ignoring_case(key, name)) {
       out = std::move(v);
       return true;
     }
@@ -66,7 +59,7 @@ bool parameter(std::string_view value, std::string_view name, std::string& out) 
 
 bool is_form_data(std::string_view content_type) {
   const std::size_t semi = content_type.find(';');
-  return iequal(trim(content_type.substr(0, semi)), "multipart/form-data");
+  return equal_ignoring_case(trim(content_type.substr(0, semi)), "multipart/form-data");
 }
 
 std::string parse_form_data(std::string_view content_type, std::string_view body,
@@ -109,9 +102,9 @@ std::string parse_form_data(std::string_view content_type, std::string_view body
                " fields of " + std::to_string(max_part_field_bytes) + " bytes";
       const std::size_t colon = line.find(':');
       if (colon == std::string_view::npos) return "body: a part's header has no ':'";
-      if (!iequal(trim(line.substr(0, colon)), "content-disposition")) continue;
+      if (!equal_ignoring_case(trim(line.substr(0, colon)), "content-disposition")) continue;
       const std::string_view value = trim(line.substr(colon + 1));
-      if (!iequal(trim(value.substr(0, value.find(';'))), "form-data"))
+      if (!equal_ignoring_case(trim(value.substr(0, value.find(';'))), "form-data"))
         return "body: a part's Content-Disposition is not form-data";
       named = parameter(value, "name", part.name) && !part.name.empty();
       parameter(value, "filename", part.filename);

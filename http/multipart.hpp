@@ -1,8 +1,8 @@
 // multipart/form-data request bodies (RFC 7578), as curl -F and browsers
 // send them: POST /v1/jobs takes its witnesses this way, as files, without
 // the third more that base64 in JSON costs. Pure and bounded: the parts are
-// views into the body, nothing is copied, and the fuzz target over the API's
-// handlers reaches it.
+// views into the body, nothing is copied; the API's fuzz target
+// (tests/fuzz/http_api.fuzz.cpp) runs it for a POST /v1/jobs sent as a form.
 #pragma once
 
 #include <cstddef>

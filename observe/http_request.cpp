@@ -29,15 +29,6 @@ bool is_token(std::string_view s) {
   return true;
 }
 
-bool equal_ignoring_case(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i])))
-      return false;
-  return true;
-}
-
 /// Reads lines of `bytes` from `pos`: a line ends with LF, and a CR before
 /// it is dropped.
 class line_reader {
@@ -60,6 +51,15 @@ class line_reader {
 };
 
 }  // namespace
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
 
 const std::string* http_request::header(std::string_view name) const {
   for (const auto& [n, v] : headers)

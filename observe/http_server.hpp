@@ -97,6 +97,10 @@ struct http_request {
   const std::string* header(std::string_view name) const;
 };
 
+/// Whether `a` and `b` are the same ASCII text but for case (header field
+/// names, media types, parameter names).
+bool equal_ignoring_case(std::string_view a, std::string_view b);
+
 /// What parse_http_request made of the bytes received so far.
 struct http_parse {
   enum class state {
