@@ -2,6 +2,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
@@ -18,6 +20,15 @@ namespace {
 /// Replies later than this are dropped (the next sample asks again); long
 /// enough for a memory manager busy with a purge of a large arena.
 constexpr std::chrono::seconds reply_timeout{5};
+
+/// CPU time this process has used (user + system, every thread), ms; -1
+/// when getrusage fails.
+double process_cpu_ms() {
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0) return -1;
+  const auto ms = [](const timeval& t) { return double(t.tv_sec) * 1e3 + double(t.tv_usec) / 1e3; };
+  return ms(u.ru_utime) + ms(u.ru_stime);
+}
 
 }  // namespace
 
@@ -70,6 +81,9 @@ class observer_state {
   // ---- handlers
   /// Sends the requests of one sample and records a queue sample.
   void take_sample();
+  /// Appends a queue sample from the latest answers and the CPU time now
+  /// (with keep_samples).
+  void record_queues();
   /// The figures for a metrics scrape.
   metrics_snapshot make_snapshot() const;
   /// Every sample taken, the progress line erased; the observer then quits.
@@ -125,6 +139,8 @@ observer_actor::behavior_type observer_state::make_behavior(observer_config conf
 }
 
 observed_samples observer_state::collect() {
+  // A last sample, so that the samples span every device span of the run.
+  if (!stopped && wiring) record_queues();
   stopped = true;
   if (cfg.progress) cfg.progress->clear();
   observed_samples out = std::move(samples);
@@ -134,18 +150,22 @@ observed_samples observer_state::collect() {
   return out;
 }
 
+void observer_state::record_queues() {
+  if (!cfg.keep_samples) return;
+  queue_sample q;
+  q.t_ms = cfg.clock.now_ms();
+  q.ready = queue.ready;
+  q.waiting_memory = have_memory ? memory.queued : 0;
+  q.reserved = have_memory ? memory.reserved : 0;
+  q.rss = have_memory ? memory.rss : 0;
+  q.cpu_ms = process_cpu_ms();
+  samples.queues.push_back(q);
+}
+
 void observer_state::take_sample() {
   const auto& w = *wiring;
   // Record the queues as the latest answers left them, then ask again.
-  if (cfg.keep_samples) {
-    queue_sample q;
-    q.t_ms = cfg.clock.now_ms();
-    q.ready = queue.ready;
-    q.waiting_memory = have_memory ? memory.queued : 0;
-    q.reserved = have_memory ? memory.reserved : 0;
-    q.rss = have_memory ? memory.rss : 0;
-    samples.queues.push_back(q);
-  }
+  record_queues();
   draw_progress();
 
   self->request(w.scheduler, reply_timeout, stats_atom::value)

@@ -276,7 +276,42 @@ run_report build_report(const run_record& rec) {
   if (!r.nvml_available && r.nvml_why.empty()) r.nvml_why = "NVML was not sampled";
   r.queues = thin_queue_samples(rec.queues, max_report_queue_points);
   r.startup = startup_of(rec);
+  double first = 0, last = 0;
+  uint64_t proved = 0;
+  for (const auto& g : r.gpus) {
+    if (g.util.partitions == 0 || g.util.wall_ms <= 0) continue;
+    first = proved ? std::min(first, g.util.first_ms) : g.util.first_ms;
+    last = proved ? std::max(last, g.util.last_ms) : g.util.last_ms;
+    proved += g.util.partitions;
+  }
+  if (proved) r.cpu = cpu_over(rec.queues, first, last, proved);
   return r;
+}
+
+std::optional<double> cpu_at(const std::vector<queue_sample>& samples, double t_ms) {
+  const auto after = std::lower_bound(samples.begin(), samples.end(), t_ms,
+                                      [](const queue_sample& q, double t) { return q.t_ms < t; });
+  if (after == samples.end()) return std::nullopt;
+  if (after->t_ms == t_ms) return after->cpu_ms < 0 ? std::nullopt : std::optional<double>(after->cpu_ms);
+  if (after == samples.begin()) return std::nullopt;
+  const auto before = std::prev(after);
+  if (before->cpu_ms < 0 || after->cpu_ms < 0) return std::nullopt;
+  const double f = (t_ms - before->t_ms) / (after->t_ms - before->t_ms);
+  return before->cpu_ms + f * (after->cpu_ms - before->cpu_ms);
+}
+
+std::optional<cpu_report> cpu_over(const std::vector<queue_sample>& samples, double first_ms, double last_ms,
+                                   uint64_t partitions) {
+  if (last_ms <= first_ms || partitions == 0) return std::nullopt;
+  const auto from = cpu_at(samples, first_ms), to = cpu_at(samples, last_ms);
+  if (!from || !to) return std::nullopt;
+  cpu_report c;
+  c.window_ms = last_ms - first_ms;
+  c.cpu_ms = std::max(0.0, *to - *from);
+  c.partitions = partitions;
+  c.per_partition_ms = c.cpu_ms / static_cast<double>(partitions);
+  c.cores = c.cpu_ms / c.window_ms;
+  return c;
 }
 
 std::string report_json(const run_report& r, int indent) {
@@ -371,13 +406,22 @@ std::string report_json(const run_report& r, int indent) {
     j["memory"] = nullptr;
     j["purge"] = nullptr;
   }
+  if (r.cpu)
+    j["cpu"] = {{"window_ms", r.cpu->window_ms},
+                {"cpu_ms", r.cpu->cpu_ms},
+                {"partitions", r.cpu->partitions},
+                {"per_partition_ms", r.cpu->per_partition_ms},
+                {"cores", r.cpu->cores}};
+  else
+    j["cpu"] = nullptr;
   json queues = json::array();
   for (const auto& q : r.queues)
     queues.push_back({{"t_s", q.t_ms / 1000.0},
                       {"ready_partitions", q.ready},
                       {"waiting_for_memory", q.waiting_memory},
                       {"reserved_bytes", q.reserved},
-                      {"rss_bytes", q.rss}});
+                      {"rss_bytes", q.rss},
+                      {"cpu_s", q.cpu_ms < 0 ? json(nullptr) : json(q.cpu_ms / 1000.0)}});
   j["queues"] = std::move(queues);
   return j.dump(indent);
 }

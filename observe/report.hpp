@@ -34,6 +34,9 @@ struct queue_sample {
   uint64_t waiting_memory = 0;  ///< partitions queued at the memory manager for their budget
   uint64_t reserved = 0;        ///< bytes reserved in the memory ledger
   uint64_t rss = 0;             ///< resident set size of the process, bytes
+  /// CPU time the process has used since it started (user + system, every
+  /// thread; getrusage), ms; negative when it could not be read.
+  double cpu_ms = -1;
 };
 
 /// One arena purge the memory manager ran, on the run's clock.
@@ -156,6 +159,29 @@ struct job_row {
 /// `t` as "2026-12-01T12:04:44.123Z" (UTC, milliseconds).
 std::string iso8601_utc(std::chrono::system_clock::time_point t);
 
+/// The process's CPU time over the window in which the devices proved
+/// (first partition span start to last end, over every device), from the
+/// observer's samples interpolated at the window's ends: what the whole
+/// runtime (synthesis, scheduling, finalizing, purges, the CUDA driver's
+/// threads) costs the host while it keeps the GPUs fed.
+struct cpu_report {
+  double window_ms = 0;  ///< the devices' proving window
+  double cpu_ms = 0;     ///< CPU time used in it (user + system, every thread)
+  uint64_t partitions = 0;  ///< partitions the devices proved
+  double per_partition_ms = 0;  ///< cpu_ms / partitions
+  double cores = 0;             ///< cpu_ms / window_ms: cores busy on average
+};
+
+/// The CPU time of `samples` (in time order) at `t_ms`, linear between the
+/// two samples around it; none when t_ms is outside the samples or a
+/// sample around it has no CPU time.
+std::optional<double> cpu_at(const std::vector<queue_sample>& samples, double t_ms);
+
+/// The CPU figures over [first_ms, last_ms] for `partitions` partitions;
+/// none when the samples do not cover the window or it is empty.
+std::optional<cpu_report> cpu_over(const std::vector<queue_sample>& samples, double first_ms, double last_ms,
+                                   uint64_t partitions);
+
 /// The figures of a run.
 struct run_report {
   std::string job_file;      ///< from the record
@@ -177,6 +203,7 @@ struct run_report {
   std::string nvml_why;
   std::vector<queue_sample> queues;  ///< at most max_report_queue_points
   startup_report startup;
+  std::optional<cpu_report> cpu;  ///< none without samples over the proving window
 };
 
 /// Queue samples kept in a report: at 10 Hz, 200 s of run; longer runs are
@@ -204,8 +231,9 @@ run_report build_report(const run_record& rec);
 /// tables_ms, tables_bytes, device_bytes, abc_bytes}], pool{bytes, pinned, pin_ms}},
 /// stages{synthesize, prove, finalize}, nvml{available,
 /// reason}, memory{budget_bytes, peak_reserved_bytes, peak_rss_bytes, ...},
-/// purge{count, requests, total_ms, max_ms, bytes, threads}, queues[{t_s,
-/// ready_partitions, waiting_for_memory, reserved_bytes, rss_bytes}].
+/// purge{count, requests, total_ms, max_ms, bytes, threads}, cpu: null |
+/// {window_ms, cpu_ms, partitions, per_partition_ms, cores}, queues[{t_s,
+/// ready_partitions, waiting_for_memory, reserved_bytes, rss_bytes, cpu_s}].
 std::string report_json(const run_report& r, int indent = 2);
 
 /// NVML's utilization.gpu is the share of the driver's last sample period

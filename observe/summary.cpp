@@ -171,6 +171,11 @@ void print_gpu_figures(std::ostream& out, const run_report& r) {
     out << "\n";
   }
   if (r.backend == "cuda" && !r.nvml_available) out << "NVML: no samples (" << r.nvml_why << ")\n";
+  if (r.cpu)
+    out << "CPU while the " << (r.backend == "cpu" ? "backend" : "GPUs") << " proved: "
+        << fixed(r.cpu->cores, 2) << " cores on average, " << fixed(r.cpu->per_partition_ms, 1)
+        << " ms of CPU time a partition (user + system, every thread, over "
+        << fixed(r.cpu->window_ms / 1000.0, 3) << " s)\n";
 }
 
 void print_startup(std::ostream& out, const startup_report& s, bool gpu) {

@@ -32,7 +32,8 @@ void print_interrupted(std::ostream& out, const std::vector<job_report>& reports
 
 /// One line per GPU (or the CPU backend, whose spans stand for it): busy
 /// fraction over its span window, NVML's figure beside it when sampled, and
-/// the hand-off gaps p50/p99/max; then why NVML has no samples on a CUDA run.
+/// the hand-off gaps p50/p99/max; then why NVML has no samples on a CUDA run,
+/// and the process's CPU time over the proving window (run_report::cpu).
 void print_gpu_figures(std::ostream& out, const run_report& r);
 
 /// One line: first GPU work (first proving work when `gpu` is false: the CPU

@@ -35,8 +35,12 @@
 #   SYNTHESIZERS              synthesis threads of both engines (default: cores - 2, at least 2)
 #   FINALIZERS=2 LANES=2      finalizer threads; GPU-worker lanes per GPU
 #   GPUS=all                  CUDA devices of both engines (--gpus: all, or ids like 0,1)
-#   VARIANTS="pool"           extra baseline runs: pool (--pinned-pool: uploads from a
-#                             pinned pool as proofline's), notrim (--no-trim); "" for none
+#   VARIANTS="pool"           extra runs: pool (the baseline with --pinned-pool: uploads
+#                             from a pinned pool as proofline's), notrim (the baseline
+#                             with --no-trim), cpus:LIST (proofline run confined to the
+#                             CPUs LIST by taskset, e.g. cpus:0,1, with as many
+#                             synthesizers and 1 finalizer: how few cores keep the GPU
+#                             busy); "" for none
 #   PROOFLINE, BASELINE       binaries to use instead of CARRY_DIR/bin/...
 #   WORK                      scratch (default /tmp/proofline-bench-utilization)
 #   ENGINE_TIMEOUT=240        seconds each engine may run
@@ -165,6 +169,13 @@ EOF
             names+=(baseline+pool) ;;
       notrim) engine baseline-notrim "$baseline" "$work/jobs.json" "${common[@]}" --lanes "$lanes" --no-trim
               names+=(baseline-notrim) ;;
+      cpus:*)
+        local list=${v#cpus:} count
+        count=$(taskset -c "$list" nproc 2>/dev/null) || { note "variant $v: taskset cannot use CPUs $list"; continue; }
+        local few=(--backend "$backend" --synthesizers "$count" --finalizers 1 --gpu-lanes "$lanes")
+        [ "$backend" = cpu ] || few+=(--gpus "$gpus")
+        engine "proofline@${count}cpus" taskset -c "$list" "$proofline" run "$work/jobs.json" "${few[@]}"
+        names+=("proofline@${count}cpus") ;;
       *) note "unknown variant $v (pool, notrim)" ;;
     esac
   done
@@ -208,6 +219,8 @@ rows += [
     ("purge/trim total ms", lambda r: f"{r['purge']['total_ms']:.1f}"),
     ("GPU-worker lock wait ms", lambda r: f"{r['tracker_wait_ms']['gpu_workers']['total_ms']:.1f}"),
     ("peak RSS GiB", lambda r: f"{r['memory']['peak_rss_bytes'] / 2**30:.2f}"),
+    ("CPU cores while proving", lambda r: f"{r['cpu']['cores']:.2f}"),
+    ("CPU ms a partition", lambda r: f"{r['cpu']['per_partition_ms']:.1f}"),
 ]
 width = max(len(n) for n in names) + 2
 print()

@@ -11,7 +11,8 @@ prove observe 0 run --backend cpu --trace trace.json --report report.json --html
   --log-level debug
 log_names observe SYNTH_TIMING GPU_TIMING FIN_TIMING "read_witness_us=" "abc_us=" \
   "upload_us=" "ntt_a_us=" "msm_h_us=" "assembly_us=" "write_us=" "release_us=" \
-  "purge_request_us=" "busy" "hand-off gap p50" "peak RSS" "start-up: first proving work"
+  "purge_request_us=" "busy" "hand-off gap p50" "peak RSS" "start-up: first proving work" \
+  "CPU while the backend proved"
 [ -s report.json ] || fail "no report.json"
 [ -s trace.json ] || fail "no trace.json"
 [ -s report.html ] || fail "no report.html"
@@ -46,6 +47,12 @@ need(p["count"] > 0 and p["total_ms"] >= 0 and p["threads"] == ["pl.memory"], "p
 need(len(r["queues"]) > 0, "no queue samples")
 need(all("t_s" in q and "ready_partitions" in q for q in r["queues"]), "queue sample keys")
 need(all(a["t_s"] <= b["t_s"] for a, b in zip(r["queues"], r["queues"][1:])), "queue times")
+need(all(q["cpu_s"] is not None for q in r["queues"]), "queue samples without cpu_s")
+need(all(a["cpu_s"] <= b["cpu_s"] for a, b in zip(r["queues"], r["queues"][1:])), "cpu_s decreases")
+c = r["cpu"]
+need(c is not None and c["partitions"] == 5 and c["window_ms"] > 0 and c["cpu_ms"] > 0, "cpu: %r" % c)
+need(abs(c["per_partition_ms"] * 5 - c["cpu_ms"]) < 1e-6 and abs(c["cores"] * c["window_ms"] - c["cpu_ms"]) < 1e-6,
+     "cpu figures disagree: %r" % c)
 need(r["stages"]["prove"]["count"] == 5, "stages: %r" % r["stages"])
 s = r["startup"]
 need(0 < s["first_gpu_work_ms"] <= s["first_proof_ms"] <= r["wall_s"] * 1000, "startup: %r" % s)

@@ -307,3 +307,39 @@ TEST_CASE("each GPU reports the keys it prepared and what preparing them took") 
                        "hand-off gap p50 0.000 ms, p99 0.000 ms, max 0.000 ms (0 gaps); "
                        "2 keys prepared in 15.0 ms\n") != std::string::npos);
 }
+
+TEST_CASE("the CPU time over the proving window comes from the samples, interpolated at its ends") {
+  auto rec = two_lane_record();  // device spans from 10 to 40 ms, 3 partitions proved
+  // CPU time 100 ms at 0, 140 at 20, 200 at 40: 120 at 10, so 80 ms over 30.
+  rec.queues = {{0, 0, 0, 0, 0, 100}, {20, 0, 0, 0, 0, 140}, {40, 0, 0, 0, 0, 200}};
+  auto r = build_report(rec);
+  REQUIRE(r.cpu.has_value());
+  CHECK(r.cpu->window_ms == doctest::Approx(30));
+  CHECK(r.cpu->cpu_ms == doctest::Approx(80));
+  CHECK(r.cpu->partitions == 3);
+  CHECK(r.cpu->per_partition_ms == doctest::Approx(80.0 / 3));
+  CHECK(r.cpu->cores == doctest::Approx(80.0 / 30));
+  auto j = json::parse(report_json(r));
+  CHECK(j["cpu"]["cpu_ms"].get<double>() == doctest::Approx(80));
+  CHECK(j["cpu"]["cores"].get<double>() == doctest::Approx(80.0 / 30));
+  CHECK(j["queues"][2]["cpu_s"].get<double>() == doctest::Approx(0.2));
+  std::ostringstream out;
+  print_gpu_figures(out, r);
+  CHECK(out.str().find("CPU while the GPUs proved: 2.67 cores on average, 26.7 ms of CPU time a partition "
+                       "(user + system, every thread, over 0.030 s)\n") != std::string::npos);
+
+  SUBCASE("samples that end before the window does give no figure") {
+    rec.queues.pop_back();
+    CHECK_FALSE(build_report(rec).cpu.has_value());
+  }
+  SUBCASE("a sample without CPU time around an end gives no figure") {
+    rec.queues[0].cpu_ms = -1;
+    CHECK_FALSE(build_report(rec).cpu.has_value());
+    CHECK(json::parse(report_json(build_report(rec)))["cpu"].is_null());
+  }
+  SUBCASE("a sample exactly at an end is taken as it is") {
+    CHECK(*cpu_at(rec.queues, 20) == doctest::Approx(140));
+    CHECK_FALSE(cpu_at(rec.queues, 41).has_value());
+    CHECK_FALSE(cpu_at(rec.queues, -1).has_value());
+  }
+}
