@@ -7,6 +7,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "observe/http_server.hpp"
+
 namespace proofline::http {
 
 namespace {
@@ -79,11 +81,10 @@ std::vector<token_entry> read_token_file(const std::string& path) {
 const token_entry* match_bearer(const std::vector<token_entry>& tokens, std::string_view field) {
   constexpr std::string_view scheme = "Bearer ";
   if (field.size() <= scheme.size()) return nullptr;
-  for (std::size_t i = 0; i + 1 < scheme.size(); ++i)
-    if (std::tolower(static_cast<unsigned char>(field[i])) !=
-        std::tolower(static_cast<unsigned char>(scheme[i])))
-      return nullptr;
-  if (field[scheme.size() - 1] != ' ') return nullptr;
+  // The scheme's name is case-insensitive (RFC 9110, 11.1); the space is not.
+  if (!observe::equal_ignoring_case(field.substr(0, scheme.size() - 1), scheme.substr(0, scheme.size() - 1)) ||
+      field[scheme.size() - 1] != ' ')
+    return nullptr;
   std::string_view presented = field.substr(scheme.size());
   while (!presented.empty() && (presented.back() == ' ' || presented.back() == '\t'))
     presented.remove_suffix(1);
