@@ -379,7 +379,8 @@ size_t job_registry_state::start_jobs(const std::vector<uint64_t>& seqs,
     if (!job->spec.witness_generator.empty()) {
       // Loaded once per process (dlopen keeps it) and checked against the
       // key before any memory is reserved: a wrong generator fails the job.
-      file_error problem = check_generator(job->spec.witness_generator, *key, ctx->generator_bytes);
+      file_error problem =
+          check_generator(job->spec.witness_generator, *key, ctx->generator_bytes, ctx->generator);
       if (!problem.message.empty()) {
         fail_job(*job, problem);
         continue;

@@ -38,6 +38,9 @@
 #include "zk/groth16/proving_key.hpp"
 
 namespace proofline {
+namespace witness {
+class generator;
+}
 
 // ---------------------------------------------------------------- handles
 
@@ -100,6 +103,10 @@ struct job_context {
   /// estimate from its signal count, plus the parsed input), added to each
   /// partition's reservation; 0 for a job of .wtns files.
   uint64_t generator_bytes = 0;
+  /// The job's witness generator, opened and checked against `key` once by
+  /// the job registry; null for a job of .wtns files (and where no registry
+  /// checked it: prover_ops then opens spec.witness_generator itself).
+  std::shared_ptr<const witness::generator> generator;
   /// The circuit's constraints when the job names its .r1cs; null otherwise.
   constraints_ptr constraints;
   /// Set once by the job registry when the job is cancelled; every stage

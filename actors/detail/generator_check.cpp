@@ -11,7 +11,7 @@
 namespace proofline {
 
 file_error check_generator(const std::string& path, const zk::groth16::proving_key_base& key,
-                           uint64_t& bytes) {
+                           uint64_t& bytes, std::shared_ptr<const witness::generator>& opened) {
   try {
     auto gen = witness::generator::open(path);
     std::vector<uint8_t> prime(key.info.n8r);
@@ -24,6 +24,7 @@ file_error check_generator(const std::string& path, const zk::groth16::proving_k
                                          key.info.n_vars, key.path);
     if (!problem.empty()) return {path, problem};  // the problem names the generator
     bytes = gen->reservation_bytes();
+    opened = std::move(gen);
     return {};
   } catch (const zk::formats::format_error& e) {
     return {e.file(), e.what()};

@@ -18,6 +18,9 @@
 namespace proofline {
 
 struct constraint_system;  // messages/pipeline.hpp
+namespace witness {
+class generator;  // witness/generator.hpp
+}
 
 /// The text of a partition's two output files, and the proof's self-check.
 struct finalized_files {
@@ -39,6 +42,10 @@ struct witness_source {
   /// A witness generator (witness/generator.hpp): `name` is then an
   /// input.json, and the witness is computed from it.
   std::string generator;
+  /// That generator already opened and checked against the key (the job
+  /// registry's, job_context::generator); null: synthesis opens `generator`
+  /// and checks it itself.
+  const witness::generator* checked = nullptr;
   /// With a generator: where to write the computed witness too (.wtns); empty: nowhere.
   std::string keep_path;
   /// The circuit's constraints (job_spec::r1cs): the witness is checked
