@@ -43,6 +43,7 @@ packages=(
                             # and the ASan+UBSan build of the tests (scripts/sanitize.sh)
   ninja-build             # tests: builds the sanitizer build (scripts/sanitize.sh)
   golang-go               # tests: builds the Go example over cgo (examples/go, rapidsnark's ABI)
+  nasm                    # witness build: circom's assembly field code (fr.asm), and its tests
 )
 if [ "$want_npm" = 1 ] && ! command -v node >/dev/null 2>&1; then
   packages+=(nodejs npm)
