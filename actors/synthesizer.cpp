@@ -138,7 +138,7 @@ void synthesizer_state::synthesize_granted(const grant& g) {
   // spent its time; -1 where the synthesize op does not report its steps.
   spdlog::debug(
       "SYNTH_TIMING job={} partition={} synthesizer={} {}={:.0f} abc_us={:.0f} "
-      "abc_threads={} total_us={:.0f} pinned={} witness_bytes={}",
+      "abc_threads={} total_us={:.0f} pool={} witness_bytes={}",
       part.job->spec.id, part.index, cfg.thread.name,
       t.generated ? "witness_gen_us" : "read_witness_us", t.recorded ? t.read_witness_us : -1.0,
       t.recorded ? t.abc_us : -1.0, t.recorded ? t.threads : 1u,

@@ -477,6 +477,12 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
                 "Upload partitions from a pool of pinned host memory (DMA speed). Off by "
                 "default: pinning the pool runs while the first key uploads and slows that "
                 "upload more than the pool saves (docs/BENCHMARKS.md)");
+  run->add_flag("--resident-pool", opts.resident_pool,
+                "Read witnesses into a pool of ordinary memory that stays resident between "
+                "partitions (not pinned: nothing to pin at start, uploads staged as without a "
+                "pool), so a partition does not fault in fresh pages; the pool counts in the "
+                "memory budget")
+      ->excludes("--pinned-pool");
   run->add_flag("--keep-witness", opts.keep_witness,
                 "Jobs with a witness_generator also write each witness they compute "
                 "(<out>/witness.wtns, or witness_<i>.wtns); by default none is written");

@@ -71,6 +71,9 @@ struct run_options : runtime_options {
   bool log_level_given = false;
   bool quiet = false;
   bool pinned_pool = false;      ///< --pinned-pool: partitions upload from a pinned pool
+  /// --resident-pool: partitions are read into a pool of ordinary pages that
+  /// stay resident between partitions.
+  bool resident_pool = false;
   /// --keep-witness: jobs with a witness generator also write each computed
   /// witness (<out>/witness.wtns, witness_<i>.wtns).
   bool keep_witness = false;

@@ -245,6 +245,7 @@ int run_command(const run_options& opts, std::ostream& out, std::ostream& err) {
   //    reading a small key, and nothing else needs either.
   engine::runtime_role role;
   role.pinned_pool = opts.pinned_pool;
+  role.resident_pool = opts.resident_pool;
   engine::runtime_builder builder(opts, role, clock);
   std::vector<std::pair<int, std::string>> key_order;
   for (std::size_t i = 0; i < specs.size(); ++i)

@@ -42,7 +42,7 @@ std::vector<observe::backend_record> backend_records(const backend_choice& choic
 }
 
 void configure_memory(runtime_config& rc, const backend_choice& choice, unsigned synthesizers,
-                      bool pool) {
+                      bool pool, bool pin) {
   const bool cuda = choice.cuda();
   rc.footprint = cuda ? gpu::cuda_footprint(choice.backends.front()->lanes())
                       : gpu::cpu_backend_footprint;
@@ -50,7 +50,7 @@ void configure_memory(runtime_config& rc, const backend_choice& choice, unsigned
   rc.pinned_pool_partitions = synthesizers + 3 * choice.lanes();
   if (rc.pinned_pool + rc.footprint.fixed_bytes * choice.backends.size() >= rc.memory_budget)
     rc.pinned_pool = 0;
-  rc.pinner = cuda ? gpu::cuda_pinner() : memory::pinner{};
+  rc.pinner = cuda && pin ? gpu::cuda_pinner() : memory::pinner{};
 }
 
 std::optional<std::vector<int>> parse_gpu_list(const std::string& text, int visible,

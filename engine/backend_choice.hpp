@@ -55,9 +55,12 @@ std::vector<observe::backend_record> backend_records(const backend_choice& choic
 /// that CUDA uploads read directly, sized at the first job for the
 /// partitions that can be in flight at once (granted ahead: synthesizers +
 /// lanes; proving: lanes; finalizing: one per lane), at most a quarter of
-/// rc.memory_budget (set it first), pinned with CUDA.
+/// rc.memory_budget (set it first), pinned with CUDA unless `pin` is false:
+/// then a pool of ordinary pages, which stay resident between partitions
+/// (no pinning at start; uploads go through the lanes' staging, as without
+/// a pool).
 void configure_memory(runtime_config& rc, const backend_choice& choice, unsigned synthesizers,
-                      bool pool);
+                      bool pool, bool pin = true);
 
 /// Creates the backends and logs which one runs and why. With --backend auto
 /// and no usable CUDA device, the CPU backend (said in the log); with

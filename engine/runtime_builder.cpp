@@ -57,7 +57,8 @@ std::string runtime_builder::choose() {
   rc.keep_keys = role_.keep_keys;
   rc.keep_finished = role_.keep_finished;
   rc.keep_finished_bytes = role_.keep_finished_bytes;
-  configure_memory(rc, choice_, synthesizers_, role_.pinned_pool && role_.local_proving);
+  configure_memory(rc, choice_, synthesizers_, (role_.pinned_pool || role_.resident_pool) && role_.local_proving,
+                   role_.pinned_pool);
   return {};
 }
 

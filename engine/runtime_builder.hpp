@@ -33,6 +33,9 @@ namespace proofline::engine {
 struct runtime_role {
   /// Upload partitions from a pinned host pool (serve; run --pinned-pool).
   bool pinned_pool = false;
+  /// Read partitions into a pool of ordinary pages kept between partitions
+  /// (run --resident-pool); pinned_pool wins when both are set.
+  bool resident_pool = false;
   /// Keys stay warm across jobs until the memory budget needs room (serve,
   /// the library); false drops a key with its last job (run, prove).
   bool keep_keys = false;
