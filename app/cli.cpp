@@ -480,8 +480,8 @@ void add_run_command(cli& c, run_options& opts, cli::runner run_fn) {
   run->add_flag("--resident-pool", opts.resident_pool,
                 "Read witnesses into a pool of ordinary memory that stays resident between "
                 "partitions (not pinned: nothing to pin at start, uploads staged as without a "
-                "pool), so a partition does not fault in fresh pages; the pool counts in the "
-                "memory budget")
+                "pool), so a partition does not fault in fresh pages; sized, as the pinned pool, "
+                "for the first job's partitions, and counted in the memory budget")
       ->excludes("--pinned-pool");
   run->add_flag("--keep-witness", opts.keep_witness,
                 "Jobs with a witness_generator also write each witness they compute "

@@ -53,6 +53,11 @@ TEST_CASE("run takes every option") {
   CHECK(o.opts.max_partitions == 7);
   CHECK(o.opts.synthesis_model == "lc-keep");
   CHECK(parse({"run", "--synthesis-model", "lc"}).opts.synthesis_model == "lc");
+  auto resident = parse({"run", "--resident-pool"});
+  REQUIRE_FALSE(resident.code);
+  CHECK(resident.opts.resident_pool);
+  CHECK_FALSE(resident.opts.pinned_pool);
+  CHECK(parse({"run", "--resident-pool", "--pinned-pool"}).code == 2);  // one pool or the other
 }
 
 TEST_CASE("run without arguments uses the defaults and the bundled example") {
@@ -67,6 +72,7 @@ TEST_CASE("run without arguments uses the defaults and the bundled example") {
   CHECK(o.opts.synthesis_ahead == 0);
   CHECK_FALSE(o.opts.log_level_given);
   CHECK_FALSE(o.opts.pinned_pool);
+  CHECK_FALSE(o.opts.resident_pool);
   CHECK(o.opts.max_partitions == 100000);
   CHECK(o.opts.synthesis_model == "plain");
 }

@@ -2,7 +2,8 @@
 # proofline run proves single-witness and multi-partition jobs of mixed
 # priorities; every proof verifies with snarkjs, every public.json equals the
 # public signals snarkjs computed for that witness, and each result.json
-# lists its partitions with the contract's file names and spans.
+# lists its partitions with the contract's file names and spans; the same
+# jobs again with --resident-pool.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 stage bn254 small small
@@ -53,4 +54,15 @@ verify "$medium/verification_key.json" nested/deeper/mid-pair
 if "$repo/scripts/verify-proofs.sh" "$medium/verification_key.json" out/one >/dev/null 2>&1; then
   fail "a bn254/small proof verified under bn254/medium's key"
 fi
+# --resident-pool: the same jobs read into a pool of ordinary pages, sized
+# for the first job's partitions (so those of "four", on the same key, come
+# from pool blocks), proofs as good.
+rm -rf out nested
+prove resident 0 run jobs.json --resident-pool --log-level debug
+log_names resident "of ordinary pages" "pool=1"
+[ "$(grep -c 'SYNTH_TIMING job=four .* pool=1' resident.log)" -eq 4 ] ||
+  fail "the partitions of job four were not read into the resident pool"
+
+verify "$small/verification_key.json" out/four
+verify "$medium/verification_key.json" nested/deeper/mid-pair
 echo "PASS: run_jobs"
