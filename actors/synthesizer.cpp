@@ -101,8 +101,8 @@ void synthesizer_state::synthesize_granted(const grant& g) {
     if (!spec.witness_generator.empty() && spec.keep_witness && !part.job->returns_outputs())
       keep = part.job->out_path(spec.single ? "witness.wtns"
                                             : "witness_" + std::to_string(part.index) + ".wtns");
-    synthesis_request req{{witness, bytes.data, bytes.size, spec.witness_generator,
-                           part.job->generator.get(), keep, part.job->constraints.get()},
+    synthesis_request req{{witness, bytes.data, bytes.size, part.job->generator.get(), keep,
+                           part.job->constraints.get()},
                           g.block ? g.block->buffers() : cfg.source,
                           std::max<uint32_t>(1, g.threads)};
     data = cfg.synthesize(part.job->key, req, t);

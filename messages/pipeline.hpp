@@ -104,8 +104,7 @@ struct job_context {
   /// partition's reservation; 0 for a job of .wtns files.
   uint64_t generator_bytes = 0;
   /// The job's witness generator, opened and checked against `key` once by
-  /// the job registry; null for a job of .wtns files (and where no registry
-  /// checked it: prover_ops then opens spec.witness_generator itself).
+  /// the job registry; null for a job of .wtns files.
   std::shared_ptr<const witness::generator> generator;
   /// The circuit's constraints when the job names its .r1cs; null otherwise.
   constraints_ptr constraints;

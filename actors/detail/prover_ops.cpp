@@ -71,19 +71,9 @@ gpu::partition_ptr synthesize_on(const zk::groth16::key_ptr& key, const synthesi
   const witness_source& w = req.witness;
   bool generated = false;
   uint64_t generator_bytes = 0;
-  if (!w.generator.empty()) {
+  if (const witness::generator* gen = w.generator) {
     // The witness from the input, computed on this thread (so in this
-    // synthesizer's arena) straight into the partition's witness buffer, by
-    // the generator the job registry checked against this key, else one
-    // opened and checked here.
-    std::shared_ptr<const witness::generator> opened;
-    if (!w.checked) {
-      opened = witness::generator::open(w.generator);
-      const auto prime = fr::modulus();
-      if (auto problem = opened->check_key(prime.l, C::fr_bytes, k.info.n_vars, key->path); !problem.empty())
-        throw zk::formats::format_error(w.generator, problem);
-    }
-    const witness::generator* gen = w.checked ? w.checked : opened.get();
+    // synthesizer's arena) straight into the partition's witness buffer.
     const uint64_t before = memory::thread_allocated_bytes();
     witness::input_values values =
         w.data ? gen->parse_inputs(w.name, {static_cast<const char*>(w.data), w.size})

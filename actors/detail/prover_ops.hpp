@@ -39,13 +39,11 @@ struct witness_source {
   /// memory (job_payload), read in place; null: read the file at `name`.
   const void* data = nullptr;
   uint64_t size = 0;
-  /// A witness generator (witness/generator.hpp): `name` is then an
-  /// input.json, and the witness is computed from it.
-  std::string generator;
-  /// That generator already opened and checked against the key (the job
-  /// registry's, job_context::generator); null: synthesis opens `generator`
-  /// and checks it itself.
-  const witness::generator* checked = nullptr;
+  /// The job's witness generator (witness/generator.hpp), opened and
+  /// checked against the key by the job registry (job_context::generator):
+  /// `name` is then an input.json, and the witness is computed from it.
+  /// Null: `name` is a .wtns.
+  const witness::generator* generator = nullptr;
   /// With a generator: where to write the computed witness too (.wtns); empty: nowhere.
   std::string keep_path;
   /// The circuit's constraints (job_spec::r1cs): the witness is checked
